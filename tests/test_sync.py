@@ -1,0 +1,25 @@
+"The notebooks are the source of truth: exporting and cleaning them must change nothing that is committed."
+import subprocess
+import sys
+
+from conftest import BIN, ROOT
+
+
+def _snapshot():
+    files = [*ROOT.glob("nbs/**/*.ipynb"), *ROOT.glob("acd_nb/**/*.py")]
+    return {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in files if ".ipynb_checkpoints" not in p.parts}
+
+
+def test_export_and_clean_change_nothing():
+    before = _snapshot()
+    for cmd in ("nbdev-export", "nbdev-clean"):
+        subprocess.run([str(BIN / cmd)], cwd=ROOT, check=True, capture_output=True)
+    after = _snapshot()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"nbdev-export/nbdev-clean changed {changed}: run `make sync` and commit the result"
+
+
+def test_readme_matches_index_notebook():
+    res = subprocess.run([sys.executable, str(ROOT / "tools" / "make_readme.py"), "--check"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr

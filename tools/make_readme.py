@@ -1,0 +1,45 @@
+"""Write README.md from nbs/index.ipynb, offline (nbdev-readme needs Quarto, which cannot be installed here).
+
+Cells marked `#| hide` are left out, nbdev directive lines are dropped from code cells, and the
+notebook's text outputs are kept. `python tools/make_readme.py --check` exits 1 when README.md is stale.
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbconvert import MarkdownExporter
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "<!-- generated from nbs/index.ipynb by tools/make_readme.py: edit the notebook, then run `make readme` -->\n\n"
+
+
+def _directives(src: str) -> list[str]:
+    return [line[3:].strip() for line in src.splitlines() if line.startswith("#| ")]
+
+
+def render_readme(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
+    nb = nbformat.read(nb_path, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            if any(d.startswith("hide") for d in _directives(cell.source)): continue
+            cell.source = "\n".join(l for l in cell.source.splitlines() if not l.startswith("#| ")).strip()
+            if not cell.source: continue
+        cells.append(cell)
+    nb.cells = cells
+    body, _ = MarkdownExporter(exclude_raw=True).from_notebook_node(nb)
+    return HEADER + body.strip() + "\n"
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--check", action="store_true", help="fail if README.md differs from the notebook")
+    args = ap.parse_args()
+    text, readme = render_readme(), ROOT / "README.md"
+    if args.check:
+        if not readme.exists() or readme.read_text() != text:
+            sys.exit("README.md is out of date with nbs/index.ipynb: run `make readme`")
+    else:
+        readme.write_text(text)
+        print(f"wrote {readme}")
