@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/python -m acd_nb.demo --out _reports/demo
+	$(BIN)/acd demo --out _reports/demo
 
 # notebooks (nbdev-test, experiment notebooks excluded: pytest runs them through papermill),
 # then pytest, which also fails when nbdev-export / nbdev-clean would change anything

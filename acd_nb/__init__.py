@@ -2,6 +2,13 @@
 
 Modules:
 
-- `acd_nb.core`: Conventions shared by the whole package: tensor shapes, the edge convention, the list of ordered pairs, seeding, device choice, paths, atomic writes and the `ci` / `cpu` / `paper` presets."""
+- `acd_nb.core`: Conventions shared by the whole package: tensor shapes, the edge convention, the list of ordered pairs, seeding, device choice, paths, atomic writes and the `ci` / `cpu` / `paper` presets.
+- `acd_nb.data`: Datasets: cached train/valid/test splits of the simulators, normalisation to [-1, 1] by training statistics, observation noise, fast batch iteration, the Netsim sim3 fMRI data and a loader for users' own series (arrays, .npy/.npz, CSV, pandas).
+- `acd_nb.decoders`: The dynamics decoders $p_\theta(x^{t+1} \mid x^{\le t}, z)$: a message-passing MLP decoder (paper eq. 12-14), a recurrent GRU decoder, and simulation decoders that run the true springs and Kuramoto physics differentiably.
+- `acd_nb.encoders`: The amortized causal-discovery encoders $q_\phi(z \mid x)$: an MLP encoder (particles, Netsim) and a CNN encoder with attentive pooling (Kuramoto). Both map series `(B, N, T, D)` to edge-type logits `(B, N(N-1), K)`.
+- `acd_nb.metrics`: Evaluation metrics: edge AUROC and accuracy over off-diagonal entries, future-prediction MSE per horizon, and means with 95% confidence intervals across seeds.
+- `acd_nb.model`: The ACD model: one config dataclass, the encoder $q_\phi(z \mid x)$, Gumbel-softmax edge samples, the decoder $p_\theta(x^{t+1} \mid x^t, z)$, and the ELBO (Gaussian NLL + KL to the edge prior).
+- `acd_nb.nn`: Building blocks of the encoders and decoders: MLP blocks, node <-> edge message passing over all ordered pairs with index operations, and pair-linear layers that compute the first message layer per node instead of per edge.
+- `acd_nb.sims`: Batched, seeded simulators of the two physics datasets of the paper (springs "particles" and Kuramoto oscillators) with directed causal graphs, plus observation noise, a hidden temperature, unobserved particles and a plotting helper for trajectories and (inferred) causal graphs."""
 
 __version__ = "0.0.1"
