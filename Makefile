@@ -21,10 +21,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/acd demo --out _reports/demo
 
-# notebooks (nbdev-test, experiment notebooks excluded: pytest runs them through papermill),
+# notebooks (nbdev-test, two at a time with one thread each: oversubscribed cores slow torch 100x;
+# experiment notebooks excluded: pytest runs them through papermill),
 # then pytest, which also fails when nbdev-export / nbdev-clean would change anything
 test: $(STAMP)
-	$(BIN)/nbdev-test --skip-file-re '^exp_' --n-workers 2
+	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-file-re '^exp_' --n-workers 2
 	$(BIN)/python -m pytest -q
 
 # after editing notebooks: export the library, clean the notebooks, regenerate README.md

@@ -2,6 +2,7 @@
 
 Modules:
 
+- `acd_nb.baselines`: The six causal-discovery baselines of the paper (linear Granger causality, mutual information, transfer entropy, Neural Granger Causality, eSRU, MPIR) and an optional PCMCI adapter, all behind one interface: `scores = method.fit_score(x)` for one sample `x` of shape `(nodes, time, features)`.
 - `acd_nb.core`: Conventions shared by the whole package: tensor shapes, the edge convention, the list of ordered pairs, seeding, device choice, paths, atomic writes and the `ci` / `cpu` / `paper` presets.
 - `acd_nb.data`: Datasets: cached train/valid/test splits of the simulators, normalisation to [-1, 1] by training statistics, observation noise, fast batch iteration, the Netsim sim3 fMRI data and a loader for users' own series (arrays, .npy/.npz, CSV, pandas).
 - `acd_nb.decoders`: The dynamics decoders $p_\theta(x^{t+1} \mid x^{\le t}, z)$: a message-passing MLP decoder (paper eq. 12-14), a recurrent GRU decoder, and simulation decoders that run the true springs and Kuramoto physics differentiably.
