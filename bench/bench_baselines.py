@@ -5,7 +5,7 @@ usage: .venv/bin/python bench/bench_baselines.py [--n-samples 20] [--features 1 
 Run inside the project environment. Prints one `name: value` line per figure.
 Kuramoto: clean default simulator (N=5, T=49 steps), test-style samples from seed 2024; the 1-D baselines see
 one feature per oscillator: 1 = sin(phi) (default), 0 = dphi/dt, 2 = phase/pi. NGC and eSRU use the paper's Kuramoto
-lambda grids. Netsim sim3 (N=15, T=200, one graph): all subjects for every method unless --netsim-slow-subjects
+lambda grids; `mi_lag0` is the contemporaneous (symmetric) MI. Netsim sim3 (N=15, T=200, one graph): all subjects for every method unless --netsim-slow-subjects
 limits the neural methods (ngc, esru, mpir); NGC and eSRU use the paper's Netsim lambda grid. Skipped with a
 message when the Netsim folder is missing. Paper (Tables 2/3), Kuramoto | Netsim AUROC: MPIR 0.502 | 0.484,
 TE 0.560 | 0.543, NGC 0.574 | 0.624, eSRU 0.607 | 0.670, MI 0.616 | 0.728, linear Granger 0.647 | 0.503.
@@ -53,6 +53,8 @@ def main():
         for feature in args.features:
             for name in methods:
                 run(build(name, "kuramoto"), data["x"][..., [feature]], data["edges"], f"kuramoto_f{feature}_{name}")
+            if "mi" in methods:
+                run(get_baseline("mi", lag=0), data["x"][..., [feature]], data["edges"], f"kuramoto_f{feature}_mi_lag0")
     if args.netsim_subjects > 0:
         try: netsim = load_netsim()
         except FileNotFoundError as e:
@@ -63,6 +65,7 @@ def main():
             if n < 1: continue
             print(f"netsim_{name}_subjects: {n}")
             run(build(name, "netsim"), netsim["x"][:n], netsim["edges"][:n], f"netsim_{name}")
+            if name == "mi": run(get_baseline("mi", lag=0), netsim["x"][:n], netsim["edges"][:n], "netsim_mi_lag0")
 
 if __name__ == "__main__":
     main()
