@@ -21,12 +21,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/acd demo --out _reports/demo
 
-# notebooks (nbdev-test, two at a time with one thread each: oversubscribed cores slow torch 100x;
-# experiment notebooks excluded: pytest runs them through papermill),
-# then pytest, which also fails when nbdev-export / nbdev-clean would change anything
+# notebooks (nbdev-test; experiment notebooks excluded: pytest runs them through papermill), then
+# pytest, which also fails when nbdev-export / nbdev-clean would change anything. One torch thread per
+# process: oversubscribed cores slow torch down ~100x (nbdev-test runs two notebooks at a time).
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-file-re '^exp_' --n-workers 2
-	$(BIN)/python -m pytest -q
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q
 
 # after editing notebooks: export the library, clean the notebooks, regenerate README.md
 sync: $(STAMP)
