@@ -2,9 +2,9 @@
 
 Run inside the project environment: `.venv/bin/python bench/bench_train.py [--threads 2] [--n 2560]`.
 Prints one `name: value` line per figure. Training is timed through `acd_nb.train.fit` itself (the
-second of two epochs, so start-up costs are excluded) on random data of the right shape: speed does
-not depend on the values. For comparison, the authors' implementation on a 2-core machine like this
-one trained at about 113-134 samples/s (springs, MLP encoder) and 58 samples/s (Kuramoto, CNN
+second and third of three epochs, so start-up costs and `torch.compile`'s compilation are excluded) on random data
+of the right shape: speed does not depend on the values. For comparison, the authors' implementation
+on a 2-core machine like this one trained at about 113-134 samples/s (springs, MLP encoder) and 58 samples/s (Kuramoto, CNN
 encoder), and its TTA cost about 0.65 s per step per 128-sample batch.
 """
 import argparse
@@ -17,11 +17,12 @@ from acd_nb.model import ACD, ACDConfig
 from acd_nb.train import TrainConfig, fit
 
 
-def train_samples_per_s(cfg: ACDConfig, n: int) -> float:
+def train_samples_per_s(cfg: ACDConfig, n: int, compile: bool) -> float:
+    "Mean samples/s of epochs 2 and 3 (epoch 1 absorbs start-up and compilation)."
     model = ACD.from_config(cfg)
     x, edges = torch.randn(n, 5, 49, cfg.n_features), torch.zeros(n, 5, 5)
-    history = fit(model, (x, edges), cfg=TrainConfig(epochs=2, batch_size=128, progress=False))
-    return n / (60 * (history[1]["minutes"] - history[0]["minutes"]))
+    history = fit(model, (x, edges), cfg=TrainConfig(epochs=3, batch_size=128, progress=False, compile=compile))
+    return 2 * n / (60 * (history[2]["minutes"] - history[0]["minutes"]))
 
 
 def main():
@@ -32,12 +33,14 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"threads: {args.threads}")
-    for dtype in ("fp32", "bf16"):
-        springs = ACDConfig(n_features=4, n_steps=49, encoder="mlp", decoder="mlp", hidden=256, dtype=dtype)
-        kuramoto = ACDConfig(n_features=4, n_steps=49, encoder="cnn", decoder="mlp", hidden=256, dtype=dtype)
-        suffix = "" if dtype == "bf16" else "_fp32"
-        print(f"train_springs_mlp{suffix}_samples_per_s: {train_samples_per_s(springs, args.n):.0f}")
-        print(f"train_kuramoto_cnn{suffix}_samples_per_s: {train_samples_per_s(kuramoto, args.n):.0f}")
+    # first the settings the `cpu` preset uses (bf16 autocast; the CNN encoder compiled), then the others
+    for encoder, name, default_compile in (("mlp", "springs_mlp", False), ("cnn", "kuramoto_cnn", True)):
+        variants = ((f"train_{name}", "bf16", default_compile),
+                    (f"train_{name}_{'eager' if default_compile else 'compiled'}", "bf16", not default_compile),
+                    (f"train_{name}_fp32_eager", "fp32", False))
+        for label, dtype, compile in variants:
+            cfg = ACDConfig(n_features=4, n_steps=49, encoder=encoder, decoder="mlp", hidden=256, dtype=dtype)
+            print(f"{label}_samples_per_s: {train_samples_per_s(cfg, args.n, compile):.0f}", flush=True)
 
     model = ACD.from_config(ACDConfig(n_features=4, n_steps=49, hidden=256, dtype="bf16")).eval()
     x = torch.randn(512, 5, 49, 4)

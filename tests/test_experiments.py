@@ -109,3 +109,12 @@ def test_exp_netsim_table2(tmp_path):
     assert 0.0 <= res["baselines"]["linear_granger"]["auroc"] <= 1.0
     assert res["baselines"]["mi_lag0"]["auroc"] > 0.65
     assert (tmp_path / "exp_netsim" / "netsim_graph.png").stat().st_size > 10_000
+
+
+def test_exp_granger_claim(tmp_path):
+    res = run_experiment("exp_granger", tmp_path, n_graphs=3, prediction_steps=[1, 3])
+    assert (res["parameters"]["n_graphs"], res["parameters"]["prediction_steps"]) == (3, [1, 3])
+    totals = res["totals"]
+    assert res["claim_holds"] and totals["nonzero_without_path"] == 0 and totals["pairs_without_path"] > 30
+    assert totals["pairs_with_edge"] > 10 and totals["zero_with_edge"] == 0  # the check can see real edges
+    assert (tmp_path / "exp_granger" / "jacobians.png").stat().st_size > 5_000
