@@ -1,0 +1,54 @@
+"The models shipped in acd_nb/pretrained_models/ reproduce their model cards on fresh data; exp_pretrained writes cards at ci scale."
+import json
+
+import papermill as pm
+import pytest
+
+from acd_nb.infer import infer
+from acd_nb.metrics import edge_auroc
+from acd_nb.pretrained import list_pretrained, load_model, load_pretrained, pretrained_dir, simulate_test_set
+from conftest import ROOT
+
+SHIPPED = list_pretrained()
+no_models = pytest.mark.skipif(not SHIPPED, reason="no models are shipped yet: run nbs/exp_pretrained.ipynb with install=True")
+
+
+@no_models
+@pytest.mark.parametrize("name", SHIPPED or ["none"])
+def test_shipped_model_matches_its_card_on_fresh_data(name):
+    loaded = load_model(name)
+    card = loaded.info["meta"]
+    n = card["test"]["n_samples"]
+    fresh = simulate_test_set(loaded, n, seed=1)  # the card's numbers come from the training dataset's own test split
+    probs = infer(loaded.model, fresh["x"][:, :, :loaded.infer_steps], "enc", progress=False)
+    auroc = edge_auroc(probs, fresh["edges"])
+    assert abs(auroc - card["test"]["enc"]["auroc"]) <= 0.02, (name, auroc, card["test"]["enc"]["auroc"])
+
+
+@no_models
+@pytest.mark.parametrize("name", SHIPPED or ["none"])
+def test_shipped_model_folder_is_complete(name):
+    model, card = load_pretrained(name)
+    folder = pretrained_dir() / name
+    assert card["name"] == name and card["system"] in ("springs", "kuramoto")
+    assert {"enc", "enc+tta"} <= set(card["test"]) and card["training"]["minutes"] > 0
+    assert (folder / "card.md").read_text().startswith(f"# Model card: `{name}`")
+    assert (folder / "model.pt").stat().st_size < 20e6
+
+
+def test_exp_pretrained_writes_model_cards(tmp_path):
+    shipped_before = list_pretrained()
+    out_dir = tmp_path / "exp_pretrained"
+    pm.execute_notebook(str(ROOT / "nbs" / "exp_pretrained.ipynb"), str(tmp_path / "exp_pretrained.out.ipynb"),
+                        parameters={"scale": "ci", "out_dir": str(out_dir), "tta_steps": 3},
+                        cwd=str(ROOT / "nbs"), kernel_name="python3", execution_timeout=600, progress_bar=False)
+    res = json.loads((out_dir / "results.json").read_text())
+    assert res["parameters"]["tta_steps"] == 3 and res["installed"] == []
+    assert list_pretrained() == shipped_before  # install=False leaves the package alone
+    assert list_pretrained(out_dir / "models") == ["kuramoto", "springs"]
+    for run in res["runs"]:
+        loaded = load_model(run["model_dir"])
+        card = loaded.info["meta"]
+        assert card["test"]["tta_steps"] == 3 and 0 <= card["test"]["enc"]["auroc"] <= 1
+        assert card["test"]["enc"]["auroc"] == run["test"]["enc"]["auroc"] and card["paper"]["enc"] in (0.999, 0.952)
+        assert card["normalizer"]["mins"] and card["data"]["n_test"] == card["test"]["n_samples"]
