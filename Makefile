@@ -4,18 +4,26 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+HASH := $(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-run-$(HASH)
+DEV_STAMP := $(VENV)/.installed-dev-$(HASH)
 # torch is pinned and installed first: an unpinned torch may pull a multi-GB CUDA build
 TORCH := torch==2.13.0
 
-.PHONY: demo test sync readme bench clean-venv
+.PHONY: demo test sync readme bench clean-venv docs lab
 
+# the package alone (what `make demo` needs), then the development tools (tests, docs, JupyterLab)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet -e .
+	rm -f $(VENV)/.installed-run-*
+	touch $@
+
+$(DEV_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	rm -f $(VENV)/.installed-*
+	rm -f $(VENV)/.installed-dev-*
 	touch $@
 
 demo: $(STAMP)
@@ -24,17 +32,17 @@ demo: $(STAMP)
 # notebooks (nbdev-test; experiment notebooks excluded: pytest runs them through papermill), then
 # pytest, which also fails when nbdev-export / nbdev-clean would change anything. One torch thread per
 # process: oversubscribed cores slow torch down ~100x (nbdev-test runs two notebooks at a time).
-test: $(STAMP)
+test: $(DEV_STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-file-re '^exp_' --n-workers 2
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q
 
 # after editing notebooks: export the library, clean the notebooks, regenerate README.md
-sync: $(STAMP)
+sync: $(DEV_STAMP)
 	$(BIN)/nbdev-export
 	$(BIN)/nbdev-clean
 	$(BIN)/python tools/make_readme.py
 
-readme: $(STAMP)
+readme: $(DEV_STAMP)
 	$(BIN)/python tools/make_readme.py
 
 bench: $(STAMP)
@@ -42,3 +50,16 @@ bench: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# docs site in _site/, offline: tools/build_docs.py executes every notebook once (experiments at ci scale;
+# executed copies cached in _docs_build/, rerun only when a notebook or the library changes) and renders
+# them with MkDocs (nbdev-docs needs Quarto, which cannot be installed here). GitHub Pages deploys the same.
+docs: $(DEV_STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python tools/build_docs.py
+
+# JupyterLab on 127.0.0.1:$(LAB_PORT) with a random token (printed in the URL), from .venv; the notebooks'
+# kernel `python3` is .venv's python, and `acd_nb` ("Python (acd_nb)") is registered in .venv as well
+LAB_PORT ?= 8888
+lab: $(DEV_STAMP)
+	$(BIN)/python -m ipykernel install --sys-prefix --name acd_nb --display-name "Python (acd_nb)"
+	$(BIN)/jupyter lab --no-browser --ip 127.0.0.1 --port $(LAB_PORT) --ServerApp.port_retries=0 $(if $(filter 0,$(shell id -u)),--allow-root)

@@ -1,0 +1,106 @@
+"""The docs site builds offline (tools/build_docs.py, what `make docs` runs): every notebook has a page with its
+title and its figures, each module an API reference page, and Chromium renders pages that are not blank.
+
+The build reuses the executed notebooks cached in _docs_build/ (keyed by notebook, library sources and
+parameters), so after `make docs` this test only renders; on a fresh clone it executes every notebook
+(experiments at ci scale), a few minutes. Screenshots are kept in _docs_build/screenshots/.
+"""
+import ast
+import html
+import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import build_docs  # noqa: E402
+
+NAMES = build_docs.notebook_names()
+MODULES = sorted(p.stem for p in (ROOT / "acd_nb").glob("*.py") if not p.stem.startswith("_"))
+SCREENSHOTS = ROOT / "_docs_build" / "screenshots"
+PNG_IN_PAGE = 'src="data:image/png;base64,'
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    site_dir = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, str(ROOT / "tools" / "build_docs.py"), "--site-dir", str(site_dir)],
+                   cwd=ROOT, check=True, timeout=1500)
+    return site_dir
+
+
+def executed(name):
+    return nbformat.read(ROOT / "_docs_build" / "executed" / f"{name}.ipynb", as_version=4)
+
+
+def has_figure(nb):
+    return any("image/png" in out.get("data", {}) for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs)
+
+
+def test_every_notebook_has_a_page_with_its_title_and_figures(site):
+    assert "index" in NAMES and any(n.startswith("exp_") for n in NAMES)
+    with_figures = []
+    for name in NAMES:
+        nb = executed(name)
+        page = (site / f"{name}.html").read_text()
+        title = html.escape(build_docs.notebook_title(nb), quote=False)
+        assert re.search(rf"<h1[^>]*>\s*{re.escape(title)}", page), f"{name}.html lacks its title {title!r} as a heading"
+        if name != "index":  # the home page's <title> is the site's name
+            assert f"<title>{title}" in page, f"{name}.html: <title> is not the notebook's title"
+        assert not any(out.output_type == "error" for cell in nb.cells for out in cell.get("outputs", [])), name
+        if has_figure(nb):
+            with_figures.append(name)
+            assert PNG_IN_PAGE in page, f"{name}.html lacks the figure its notebook draws"
+    # every notebook that calls plt.show must have come out with a figure (execution kept the PNG outputs)
+    plotting = {n for n in NAMES if "plt.show(" in (ROOT / "nbs" / f"{n}.ipynb").read_text()}
+    assert plotting <= set(with_figures), f"notebooks drawing but without figures: {plotting - set(with_figures)}"
+    assert {n for n in NAMES if n.startswith("exp_")} <= set(with_figures)
+
+
+def test_hidden_cells_and_directives_stay_out(site):
+    page = (site / "00_core.html").read_text()
+    assert "#|" not in page and "fastcore.test import" not in page  # `#| hide` cell and directive lines
+    # the exported source is replaced by its show_doc output: signature and docstring
+    assert "offdiag_pairs" in page and "def offdiag_pairs" not in page
+
+
+def test_api_reference_has_signatures_and_docstrings(site):
+    for module in MODULES:
+        page = (site / "api" / f"{module}.html").read_text()
+        assert f"acd_nb.{module}" in page
+    core = re.sub(r"<[^>]+>", "", (site / "api" / "core.html").read_text())
+    assert "offdiag_pairs(n" in core.replace("\n", "")  # signature
+    doc = ast.get_docstring(next(f for f in ast.parse((ROOT / "acd_nb" / "core.py").read_text()).body
+                                 if getattr(f, "name", "") == "offdiag_pairs"))
+    assert html.escape(doc.split("\n")[0][:40], quote=False) in (site / "api" / "core.html").read_text()
+    assert (site / "search" / "search_index.json").exists()
+
+
+def screenshot(page, png, tmp_path):
+    "Render a page with headless Chromium to a PNG; returns it as a grey-level array."
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+                    "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1280,1600",
+                    "--virtual-time-budget=5000", f"--screenshot={png}", page.as_uri()],
+                   check=True, timeout=120, capture_output=True)
+    return np.asarray(Image.open(png).convert("L"), dtype=float)
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
+                    reason="headless Chromium not installed (Debian: apt-get install -y chromium; .ci/run installs it)")
+@pytest.mark.parametrize("name", ["index", "exp_particles"])
+def test_chromium_renders_page_not_blank(site, name, tmp_path):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    png = SCREENSHOTS / f"{name}.png"
+    grey = screenshot(site / f"{name}.html", png, tmp_path)
+    assert grey.shape == (1600, 1280)
+    assert grey.std() > 20, f"{png}: nearly uniform image (std {grey.std():.1f})"
+    assert (grey < 128).mean() > 0.01, f"{png}: almost no dark pixels (no text rendered)"
+    assert (grey > 250).mean() < 0.99, f"{png}: all white"

@@ -1,0 +1,286 @@
+"""Build the documentation site offline: execute every notebook once, then render them with MkDocs.
+
+`nbdev-docs` needs Quarto, which cannot be installed here, so this script does what nbdev's docs
+processors do and hands the notebooks to mkdocs-jupyter; mkdocstrings adds an API reference page per
+`acd_nb` module. One pipeline for `make docs`, the tests and the GitHub Pages workflow:
+
+1. execute: every `nbs/*.ipynb` runs once through papermill (one torch thread per kernel, `--workers`
+   kernels at a time), with a `show_doc` cell after each exported definition as nbdev adds them.
+   Experiment notebooks (`exp_*`) run at `scale="ci"` (the slowest with a smaller sweep, `DOCS_PARAMETERS`),
+   their results and figures written under the build folder. Datasets are cached in
+   `<build>/acd_data/<library hash>` (`ACD_DATA_DIR`), never in the user's cache; `ACD_NETSIM_DIR` is
+   left as it is. Executed copies stay in `<build>/executed/`, keyed by a hash of the notebook, the `acd_nb` sources
+   and the parameters: an unchanged notebook is not run again. Nothing is written into `nbs/`.
+2. process: as nbdev's docs do, cells marked `#| hide` and the sources of `#| export` cells are left
+   out (their `show_doc` output documents them), `#|` lines are removed, `#| echo: false` hides a
+   cell's input and `#| output: false` its output.
+3. render: `mkdocs build` with `mkdocs.yml`, pages from `<build>/src`, site into `--site-dir`.
+
+usage: python tools/build_docs.py [--site-dir _site] [--build-dir _docs_build] [--workers 2] [--only NAME ...]
+"""
+import argparse
+import ast
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+NBS = ROOT / "nbs"
+# bump when the execution step changes in a way that makes cached executed notebooks stale
+EXECUTE_FORMAT = 1
+EXPERIMENT_PARAMETERS = {"scale": "ci"}
+# On top of scale="ci", the slowest sweeps are cut to what their tests run, so that `make docs` executes every
+# notebook in minutes on 2 cores; each page shows the parameters it ran with.
+DOCS_PARAMETERS = {
+    "exp_kuramoto": {"baselines": ["linear_granger", "mi", "te"]},  # NGC, eSRU, MPIR: ~1 s per sample each
+    "exp_noise": {"sigma": [0.0, 0.1], "systems": ["springs"]},
+    "exp_training_size": {"systems": ["springs"]},
+    "exp_temperature": {"methods": ["latent", "none"]},
+}
+CELL_TIMEOUT_S = 600
+REMOVE_INPUT = "remove_input"  # cell tag; mkdocs.yml hands it to nbconvert's TagRemovePreprocessor
+_ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+# tqdm.auto's complaint that ipywidgets is absent (its text progress bars are what the pages should show anyway)
+_TQDM_WARNING = re.compile(r"^.*TqdmWarning: IProgress not found.*\n(?:\s+from \.autonotebook import .*\n?)?", re.MULTILINE)
+_QUARTO_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)\{([^}]*)\}")
+
+
+def directives(source: str) -> dict:
+    "nbdev/Quarto `#|` directives of a code cell: `#| hide` -> {'hide': ''}, `#| echo: false` -> {'echo': 'false'}."
+    found = {}
+    for line in source.splitlines():
+        m = re.match(r"\s*#\|\s*([\w-]+)\s*:?\s*(.*?)\s*$", line)
+        if m: found[m.group(1)] = m.group(2)
+    return found
+
+
+def strip_directives(source: str) -> str:
+    "Source without `#|` directive lines and without lines ending in `#| hide_line`."
+    lines = [l for l in source.splitlines() if not re.match(r"\s*#\|", l) and not re.search(r"#\|\s*hide_line\s*$", l)]
+    return "\n".join(lines).strip()
+
+
+def notebook_title(nb) -> str:
+    "Text of the notebook's first `# heading` (the page title)."
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^#\s+(.+?)\s*$", cell.source, re.MULTILINE)
+            if m: return m.group(1)
+    raise ValueError("notebook has no `# title` markdown cell")
+
+
+def notebook_names(only=None) -> list[str]:
+    "Notebook stems in reading order: index, the numbered library notebooks, then the experiments."
+    names = sorted(p.stem for p in NBS.glob("*.ipynb"))
+    order = sorted(names, key=lambda n: (n != "index", n.startswith("exp_"), n))
+    if only:
+        unknown = set(only) - set(names)
+        if unknown: raise ValueError(f"no such notebook(s) in nbs/: {sorted(unknown)}")
+        order = [n for n in order if n in only]
+    return order
+
+
+def _shown_docs(nb) -> set[str]:
+    "Names already passed to an explicit `show_doc(...)` call."
+    return set(re.findall(r"^show_doc\(\s*([\w.]+)", "\n".join(c.source for c in nb.cells if c.cell_type == "code"), re.MULTILINE))
+
+
+def add_show_docs(nb):
+    "After each `#| export(s)` cell, one `show_doc(name)` cell per public def/class it defines (input hidden in the docs)."
+    shown, cells = _shown_docs(nb), []
+    for cell in nb.cells:
+        cells.append(cell)
+        d = directives(cell.source) if cell.cell_type == "code" else {}
+        if not ({"export", "exports"} & d.keys()) or "hide" in d: continue
+        tree = ast.parse(strip_directives(cell.source))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_") and node.name not in shown:
+                cells.append(nbformat.v4.new_code_cell(f"show_doc({node.name})", metadata={"tags": [REMOVE_INPUT]}))
+    if len(cells) > len(nb.cells):
+        cells.insert(0, nbformat.v4.new_code_cell("from nbdev.showdoc import show_doc", metadata={"tags": ["remove_cell"]}))
+    nb.cells = cells
+    return nb
+
+
+def _sources_digest() -> str:
+    "Hash of the package sources: an executed notebook is stale once the library changes."
+    h = hashlib.sha256()
+    for p in sorted((ROOT / "acd_nb").glob("*.py")):
+        h.update(p.name.encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+def execution_key(name: str, params: dict, library_digest: str) -> str:
+    "What an executed copy depends on: this script's execution format, the notebook, its parameters and the library."
+    h = hashlib.sha256(json.dumps([EXECUTE_FORMAT, name, params, library_digest], sort_keys=True).encode())
+    h.update((NBS / f"{name}.ipynb").read_bytes())
+    return h.hexdigest()
+
+
+def _execute(name: str, params: dict, key: str, out_path: str) -> float:
+    "Run one notebook (in a worker process); the executed copy is written to out_path only on success."
+    import papermill as pm
+    nb = add_show_docs(nbformat.read(NBS / f"{name}.ipynb", as_version=4))
+    partial = Path(out_path).with_suffix(".partial.ipynb")
+    if "out_dir" in params:  # experiments resume from checkpoints in out_dir: start afresh, as the key says it must
+        shutil.rmtree(params["out_dir"], ignore_errors=True)
+    start = time.perf_counter()
+    pm.execute_notebook(nb, str(partial), parameters=params, kernel_name="python3", cwd=str(NBS),
+                        execution_timeout=CELL_TIMEOUT_S, progress_bar=False)
+    seconds = time.perf_counter() - start
+    done = nbformat.read(partial, as_version=4)
+    done.metadata["acd_docs"] = {"key": key, "seconds": round(seconds, 1), "parameters": params}
+    nbformat.write(done, partial)
+    partial.replace(out_path)
+    return seconds
+
+
+def execute_all(names: list[str], build: Path, workers: int, digest: str) -> dict[str, Path]:
+    "Executed copies of `names` under build/executed, reusing those whose inputs (see `execution_key`) did not change."
+    executed = build / "executed"
+    executed.mkdir(parents=True, exist_ok=True)
+    todo, paths = [], {}
+    for name in names:
+        params = ({**EXPERIMENT_PARAMETERS, **DOCS_PARAMETERS.get(name, {}), "out_dir": str(build / "reports" / name)}
+                  if name.startswith("exp_") else {})
+        key, path = execution_key(name, params, digest), executed / f"{name}.ipynb"
+        paths[name] = path
+        cached = nbformat.read(path, as_version=4).metadata.get("acd_docs", {}).get("key") if path.exists() else None
+        if cached != key: todo.append((name, params, key, str(path)))
+    print(f"executing {len(todo)} of {len(names)} notebooks ({len(names) - len(todo)} unchanged since their last run)", flush=True)
+    # the experiments take longest: start them first so both workers stay busy to the end
+    todo.sort(key=lambda job: not job[0].startswith("exp_"))
+    failures = []
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        jobs = {pool.submit(_execute, *job): job[0] for job in todo}
+        for job in as_completed(jobs):
+            name = jobs[job]
+            try: print(f"  {name}: {job.result():.0f} s", flush=True)
+            except Exception as e:
+                failures.append(name)
+                print(f"  {name}: FAILED\n{e}", file=sys.stderr, flush=True)
+    if failures:
+        raise SystemExit(f"notebook execution failed: {failures} (executed copies with the error: {executed}/<name>.partial.ipynb)")
+    return paths
+
+
+def process_for_docs(nb):
+    "nbdev's docs rules on an executed notebook (see the module docstring); returns the page's notebook."
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            cells.append(cell)
+            continue
+        d, tags = directives(cell.source), set(cell.metadata.get("tags", []))
+        if "hide" in d or d.get("include") == "false" or "remove_cell" in tags: continue
+        cell.source = strip_directives(cell.source)
+        if "injected-parameters" in tags:  # papermill's: show the parameters this page ran with, not the build paths
+            cell.source = "# parameters of this page's run\n" + "\n".join(l for l in cell.source.splitlines()[1:] if not l.startswith("out_dir"))
+        if {"export", "exporti", "default_exp"} & d.keys() or d.get("echo") == "false" or re.match(r"show_doc\(", cell.source):
+            tags.add(REMOVE_INPUT)
+            cell.metadata["tags"] = sorted(tags)
+        if d.get("output") == "false": cell.outputs = []
+        for out in cell.outputs:
+            if out.output_type == "stream": out.text = _TQDM_WARNING.sub("", _ANSI.sub("", out.text))
+            if "text/markdown" in out.get("data", {}):  # show_doc's `[source](url){attrs}` is Quarto syntax: make it HTML
+                out.data["text/markdown"] = _QUARTO_LINK.sub(r'<a href="\2" \3>\1</a>', out.data["text/markdown"])
+        cell.outputs = [o for o in cell.outputs if o.output_type != "stream" or o.text.strip()]
+        if (REMOVE_INPUT in tags or not cell.source) and not cell.outputs: continue
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def modules() -> list[str]:
+    "Public `acd_nb` modules in the notebooks' reading order (their `#| default_exp`), then any others."
+    public = {p.stem for p in (ROOT / "acd_nb").glob("*.py") if not p.stem.startswith("_")}
+    ordered = []
+    for name in notebook_names():
+        code = "\n".join(c.source for c in nbformat.read(NBS / f"{name}.ipynb", as_version=4).cells if c.cell_type == "code")
+        m = re.search(r"^#\|\s*default_exp\s+(\S+)", code, re.MULTILINE)
+        if m and m.group(1) in public and m.group(1) not in ordered: ordered.append(m.group(1))
+    return ordered + sorted(public - set(ordered))
+
+
+def api_pages(src: Path) -> list[str]:
+    "One mkdocstrings page per public `acd_nb` module; returns their paths relative to src."
+    (src / "api").mkdir(parents=True, exist_ok=True)
+    pages = []
+    for module in modules():
+        page = f"api/{module}.md"
+        (src / page).write_text(f"# acd_nb.{module}\n\n::: acd_nb.{module}\n")
+        pages.append(page)
+    return pages
+
+
+def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
+    "Execute, process and render; returns {'pages': {name: title}, 'seconds': {...}}."
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+
+    t0 = time.perf_counter()
+    build, site_dir = build.resolve(), site_dir.resolve()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # oversubscribed cores slow torch down ~100x
+    # datasets cached per library version: a changed simulator must not reuse data made by the old one
+    digest = _sources_digest()
+    data_root = build / "acd_data"
+    for stale in (data_root.iterdir() if data_root.is_dir() else []):
+        if stale.name != digest[:16]: shutil.rmtree(stale, ignore_errors=True)
+    os.environ["ACD_DATA_DIR"] = str(data_root / digest[:16])
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `acd` in the notebooks
+    names = notebook_names(only)
+    executed = execute_all(names, build, workers, digest)
+    t_exec = time.perf_counter() - t0
+
+    src = build / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True, exist_ok=True)
+    titles = {}
+    for name in names:
+        nb = nbformat.read(executed[name], as_version=4)
+        titles[name] = notebook_title(nb)
+        nbformat.write(process_for_docs(nb), src / f"{name}.ipynb")
+    extra = ROOT / "docs"
+    if extra.is_dir():
+        for p in extra.rglob("*"):
+            if p.is_file():
+                (src / p.relative_to(extra)).parent.mkdir(parents=True, exist_ok=True)
+                (src / p.relative_to(extra)).write_bytes(p.read_bytes())
+    nav = [{"Home": "index.ipynb"}] if "index" in names else []
+    library = [f"{n}.ipynb" for n in names if n != "index" and not n.startswith("exp_")]
+    experiments = [f"{n}.ipynb" for n in names if n.startswith("exp_")]
+    nav += [{"Library": library}] if library else []
+    nav += [{"Experiments": experiments}] if experiments else []
+    nav += [{"API reference": api_pages(src)}]
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    # nbconvert warns for every figure (matplotlib outputs carry no alt text): noise, once per page
+    logging.getLogger("traitlets").addFilter(lambda r: not r.getMessage().startswith("Alternative text is missing"))
+    cfg = load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(src), site_dir=str(site_dir), nav=nav)
+    mkdocs_build(cfg)
+    seconds = {"execute": round(t_exec, 1), "total": round(time.perf_counter() - t0, 1)}
+    print(f"site: {site_dir} ({len(names)} notebook pages); execute {seconds['execute']:.0f} s, total {seconds['total']:.0f} s", flush=True)
+    return {"pages": titles, "seconds": seconds}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--site-dir", type=Path, default=ROOT / "_site", help="where the HTML site goes (default _site/)")
+    ap.add_argument("--build-dir", type=Path, default=ROOT / "_docs_build",
+                    help="executed notebooks, experiment outputs, datasets and page sources (default _docs_build/)")
+    ap.add_argument("--workers", type=int, default=2, help="notebooks executed at once (default 2)")
+    ap.add_argument("--only", nargs="+", help="build only these notebooks (stems, e.g. index 00_core)")
+    args = ap.parse_args(argv)
+    build(args.site_dir, args.build_dir, args.workers, args.only)
+
+
+if __name__ == "__main__":
+    main()
