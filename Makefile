@@ -26,8 +26,10 @@ $(DEV_STAMP): $(STAMP)
 	rm -f $(VENV)/.installed-dev-*
 	touch $@
 
+# one torch thread: 17 s instead of 13 s on a quiet 2-core machine, but 2 threads beside any other busy
+# process oversubscribe the cores and the same demo took 293 s
 demo: $(STAMP)
-	$(BIN)/acd demo --out _reports/demo
+	OMP_NUM_THREADS=1 $(BIN)/acd demo --out _reports/demo
 
 # notebooks (nbdev-test; experiment notebooks excluded: pytest runs them through papermill), then
 # pytest, which also fails when nbdev-export / nbdev-clean would change anything. One torch thread per
