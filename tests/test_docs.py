@@ -64,6 +64,12 @@ def test_every_notebook_has_a_page_with_its_title_and_figures(site):
     assert {n for n in NAMES if n.startswith("exp_")} <= set(with_figures)
 
 
+def test_pages_show_no_machine_paths(site):
+    # experiment outputs print their out_dir (an absolute path under the build folder) and results.json's location
+    for name in NAMES:
+        assert str(ROOT) not in (site / f"{name}.html").read_text(), f"{name}.html shows a path of the build machine"
+
+
 def test_hidden_cells_and_directives_stay_out(site):
     page = (site / "00_core.html").read_text()
     assert "#|" not in page and "fastcore.test import" not in page  # `#| hide` cell and directive lines

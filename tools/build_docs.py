@@ -173,6 +173,11 @@ def execute_all(names: list[str], build: Path, workers: int, digest: str) -> dic
     return paths
 
 
+def without_machine_paths(text: str, root: Path = ROOT) -> str:
+    "`text` with the checkout's absolute path made relative: a published page must not show the build machine's folders."
+    return text.replace(f"{root}{os.sep}", "").replace(str(root), ".")
+
+
 def process_for_docs(nb):
     "nbdev's docs rules on an executed notebook (see the module docstring); returns the page's notebook."
     cells = []
@@ -190,7 +195,9 @@ def process_for_docs(nb):
             cell.metadata["tags"] = sorted(tags)
         if d.get("output") == "false": cell.outputs = []
         for out in cell.outputs:
-            if out.output_type == "stream": out.text = _TQDM_WARNING.sub("", _ANSI.sub("", out.text))
+            if out.output_type == "stream": out.text = without_machine_paths(_TQDM_WARNING.sub("", _ANSI.sub("", out.text)))
+            for kind in ("text/plain", "text/html", "text/markdown"):
+                if kind in out.get("data", {}): out.data[kind] = without_machine_paths(out.data[kind])
             if "text/markdown" in out.get("data", {}):  # show_doc's `[source](url){attrs}` is Quarto syntax: make it HTML
                 out.data["text/markdown"] = _QUARTO_LINK.sub(r'<a href="\2" \3>\1</a>', out.data["text/markdown"])
         cell.outputs = [o for o in cell.outputs if o.output_type != "stream" or o.text.strip()]
