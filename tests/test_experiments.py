@@ -26,7 +26,13 @@ def run_experiment(name, tmp_path, **params):
     pm.execute_notebook(str(ROOT / "nbs" / f"{name}.ipynb"), str(tmp_path / f"{name}.out.ipynb"),
                         parameters={"scale": "ci", "out_dir": str(out_dir), **params},
                         cwd=str(ROOT / "nbs"), kernel_name="python3", execution_timeout=600, progress_bar=False)
-    return json.loads((out_dir / "results.json").read_text())
+    return strict_json((out_dir / "results.json").read_text())
+
+
+def strict_json(text):
+    "Parse JSON as strict readers (jq, JavaScript) do: NaN or Infinity is an error."
+    def refuse(constant): raise AssertionError(f"results.json holds {constant}, which is not JSON")
+    return json.loads(text, parse_constant=refuse)
 
 
 def test_exp_datasets_uses_injected_parameters(tmp_path):
