@@ -1,4 +1,6 @@
 "The unobserved-time-series experiment (nbs/exp_unobserved.ipynb) at ci scale through papermill."
+import papermill as pm
+import pytest
 from test_experiments import run_experiment
 
 METHODS = ["observed", "supervised", "none", "mean", "latent"]
@@ -45,3 +47,6 @@ def test_exp_unobserved_uninfluenced_influencer(tmp_path):
     assert s["supervised"]["mse_hidden"]["mean"] < 0.5 * s["mean"]["mse_hidden"]["mean"]
     assert s["mean"]["mse"]["mean"] < s["persistence"]["mse"]["mean"]
     assert (tmp_path / "exp_unobserved" / "trajectories_uninfluenced_influencer.png").stat().st_size > 10_000
+    # the standard variant refuses to overwrite these results in the same out_dir
+    with pytest.raises(pm.PapermillExecutionError, match="holds the results of the other variant"):
+        run_experiment("exp_unobserved", tmp_path, methods=["mean"])
