@@ -10,7 +10,7 @@ DEV_STAMP := $(VENV)/.installed-dev-$(HASH)
 # torch is pinned and installed first: an unpinned torch may pull a multi-GB CUDA build
 TORCH := torch==2.13.0
 
-.PHONY: demo test sync readme bench clean-venv docs lab
+.PHONY: demo test sync readme bench clean-venv docs lab reports
 
 # the package alone (what `make demo` needs), then the development tools (tests, docs, JupyterLab)
 $(STAMP): pyproject.toml
@@ -45,6 +45,16 @@ sync: $(DEV_STAMP)
 	$(BIN)/python tools/make_readme.py
 
 readme: $(DEV_STAMP)
+	$(BIN)/python tools/make_readme.py
+
+# the committed reports reports/$(SCALE)/<experiment>/ (executed notebook, results.json with the paper's claims,
+# figures): the experiment notebooks at `cpu` scale, two side by side with one torch thread each, then the README's
+# claims table. Trained models stay in _reports/ and are reused, so a rerun continues where the last one stopped.
+# One experiment: `make reports EXPERIMENTS=exp_kuramoto`.
+SCALE ?= cpu
+EXPERIMENTS ?=
+reports: $(DEV_STAMP)
+	$(BIN)/python tools/make_reports.py --scale $(SCALE) $(EXPERIMENTS)
 	$(BIN)/python tools/make_readme.py
 
 bench: $(STAMP)

@@ -12,6 +12,7 @@ Modules:
 - `acd_nb.metrics`: Evaluation metrics: edge AUROC and accuracy over off-diagonal entries, future-prediction MSE per horizon, and means with 95% confidence intervals across seeds.
 - `acd_nb.model`: The ACD model: one config dataclass, the encoder q(z|x), Gumbel-softmax edge samples, the decoder p(x[t+1] | x[t], z), and the ELBO (Gaussian NLL + KL to the edge prior).
 - `acd_nb.nn`: Building blocks of the encoders and decoders: MLP blocks, node <-> edge message passing over all ordered pairs with index operations, and pair-linear layers that compute the first message layer per node instead of per edge.
+- `acd_nb.reports`: Results as data: the paper's reference numbers in one table, claims computed by each experiment from its own numbers, and the committed reports turned into the results tables of the README and the docs.
 - `acd_nb.sims`: Batched, seeded simulators of the two physics datasets of the paper (springs "particles" and Kuramoto oscillators) with directed causal graphs, plus observation noise, a hidden temperature, unobserved particles and a plotting helper for trajectories and (inferred) causal graphs."""
 
 __version__ = "0.0.1"

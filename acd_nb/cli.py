@@ -24,6 +24,7 @@ from . import __version__
 from .core import PRESETS, atomic_folder, atomic_path, get_preset, seed_everything, write_json
 from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
+from .reports import PAPER
 from .pretrained import (FEATURE_NAMES, LoadedModel, list_pretrained, load_model, pretrained_path, prepare_series,
                                simulate_test_set)
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
@@ -242,7 +243,8 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     return summary
 
 # %% ../nbs/40_cli.ipynb #3fee51e8
-PAPER_AUROC = {"springs": 0.999, "kuramoto": 0.952}  # ACD (Enc): Sec. 5.1 particles, Table 1 Kuramoto
+PAPER_AUROC = {system: PAPER[table]["acd_enc"][0]  # ACD (Enc) from acd_nb.reports.PAPER: particles and Table 1
+               for system, table in (("springs", "particles"), ("kuramoto", "kuramoto"))}
 
 def _simulation_part(out_dir: Path, n_samples: int, seed: int) -> dict:
     "Simulate both systems, print shapes/statistics/speed, save `samples.png`."

@@ -35,6 +35,14 @@ def strict_json(text):
     return json.loads(text, parse_constant=refuse)
 
 
+def assert_claims(res, ids):
+    "results.json's `claims` follow the reports' contract (acd_nb.reports.claim) and are exactly `ids`."
+    assert [c["id"] for c in res["claims"]] == ids
+    for c in res["claims"]:
+        assert set(c) == {"id", "text", "ours", "paper", "holds"} and isinstance(c["holds"], bool), c
+        assert c["text"] and c["ours"] is not None and c["paper"] is not None, c
+
+
 def test_exp_datasets_uses_injected_parameters(tmp_path):
     res = run_experiment("exp_datasets", tmp_path, sigma=0.1, systems=["kuramoto", "springs"])
     assert res["parameters"]["sigma"] == 0.1  # not the default 0.0: the parameters tag survived nbdev-clean
@@ -63,6 +71,11 @@ def test_exp_kuramoto_table1(tmp_path):
     # measured 1-step MSE 0.048 against 0.127 for repeating the last step
     assert res["prediction"]["enc_mse_free_1"]["mean"] < 0.6 * res["prediction"]["persistence_mse_1"]["mean"]
     assert (tmp_path / "exp_kuramoto" / "auroc_table1.png").stat().st_size > 10_000
+    assert_claims(res, ["kuramoto.beats_baselines", "kuramoto.matches_paper"])
+    assert not res["claims"][1]["holds"]  # an untrained ci model is far from the paper's 0.952
+    curve = res["per_seed"][0]["learning_curve"]
+    assert len(curve["minutes"]) == len(curve["valid_auroc"]) == 30  # one point per ci epoch
+    assert (tmp_path / "exp_kuramoto" / "learning_curves.png").stat().st_size > 10_000
 
 
 def test_exp_particles_auroc_and_prediction(tmp_path):
@@ -75,7 +88,9 @@ def test_exp_particles_auroc_and_prediction(tmp_path):
     assert s["enc+tta"]["mse_teacher_10"]["mean"] < 0.6 * s["persistence"]["mse_teacher_10"]["mean"]
     assert curves["enc+tta"][0]["mean"] < 0.5 * curves["persistence"][0]["mean"]
     assert len(curves["enc+tta"]) == 50  # horizons 1..50 of the T=99 test sequences
-    for name in ("mse_per_horizon.png", "prediction_example.png"):
+    assert_claims(res, ["particles.matches_paper"])
+    assert res["claims"][0]["holds"] == (s["enc+tta"]["auroc"]["mean"] >= 0.99)
+    for name in ("mse_per_horizon.png", "prediction_example.png", "learning_curves.png"):
         assert (tmp_path / "exp_particles" / name).stat().st_size > 10_000
 
 
@@ -115,6 +130,13 @@ def test_exp_netsim_table2(tmp_path):
     assert 0.0 <= res["baselines"]["linear_granger"]["auroc"] <= 1.0
     assert res["baselines"]["mi_lag0"]["auroc"] > 0.65
     assert (tmp_path / "exp_netsim" / "netsim_graph.png").stat().st_size > 10_000
+    assert_claims(res, ["netsim.matches_paper"])
+    assert res["claims"][0]["ours"] == round(res["auroc"]["acd"]["mean"], 4)
+    # a rerun into the same out_dir reuses each seed's run instead of fitting it again; other settings are refused
+    again = run_experiment("exp_netsim", tmp_path, tta_lr=0.02, tta_steps=50)
+    assert again["per_seed"] == res["per_seed"]
+    with pytest.raises(Exception, match="other settings"):
+        run_experiment("exp_netsim", tmp_path, tta_lr=0.03, tta_steps=50)
 
 
 def test_exp_granger_claim(tmp_path):

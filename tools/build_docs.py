@@ -14,7 +14,10 @@ processors do and hands the notebooks to mkdocs-jupyter; mkdocstrings adds an AP
 2. process: as nbdev's docs do, cells marked `#| hide` and the sources of `#| export` cells are left
    out (their `show_doc` output documents them), `#|` lines are removed, `#| echo: false` hides a
    cell's input and `#| output: false` its output.
-3. render: `mkdocs build` with `mkdocs.yml`, pages from `<build>/src`, site into `--site-dir`.
+3. reports: a Results page with the table of the paper's claims as the committed reports state them
+   (`acd_nb.reports.results_markdown`), one page per committed report (`reports/<scale>/<experiment>/`,
+   the executed notebook with its figures, as run at that scale), and on each experiment's page a link to its report.
+4. render: `mkdocs build` with `mkdocs.yml`, pages from `<build>/src`, site into `--site-dir`.
 
 usage: python tools/build_docs.py [--site-dir _site] [--build-dir _docs_build] [--workers 2] [--only NAME ...]
 """
@@ -207,6 +210,47 @@ def process_for_docs(nb):
     return nb
 
 
+def report_page(scale: str, experiment: str) -> str:
+    "File name of the docs page of the committed report `reports/<scale>/<experiment>/`."
+    return f"report_{scale}_{experiment}.ipynb"
+
+
+def report_pages(src: Path, reports: list[dict]) -> list[str]:
+    "Write each committed report's notebook as a page (titled as a report of its scale) and the Results page."
+    from acd_nb.reports import results_markdown
+    from make_reports import EXPERIMENTS
+    pages = []
+    for rep in reports:
+        path = rep["path"].parent / f"{rep['experiment']}.ipynb"
+        if not path.exists(): continue
+        nb = process_for_docs(nbformat.read(path, as_version=4))
+        first = next(c for c in nb.cells if c.cell_type == "markdown")
+        first.source = re.sub(r"^#\s+(?:Experiment:\s*)?(.+)$", rf"# Report ({rep['scale']}): \1", first.source, count=1, flags=re.MULTILINE)
+        nbformat.write(nb, src / report_page(rep["scale"], rep["experiment"]))
+        pages.append(report_page(rep["scale"], rep["experiment"]))
+    link = lambda scale, experiment: report_page(scale, experiment).replace(".ipynb", ".html")
+    (src / "results.md").write_text("# Results\n\nThe paper's claims as the committed reports state them "
+                                    "(`reports/<scale>/<experiment>/results.json`, rebuilt by `make reports`); "
+                                    "each row links to the executed report with its figures.\n\n"
+                                    + results_markdown(reports, EXPERIMENTS, link=link) + "\n")
+    return pages
+
+
+def link_reports(nb, experiment: str, reports: list[dict]):
+    "Below an experiment page's title: a note linking to its committed reports, with how many of their claims hold."
+    lines = []
+    for rep in (r for r in reports if r["experiment"] == experiment):
+        claims = rep["results"].get("claims", [])
+        page = report_page(rep["scale"], experiment).replace(".ipynb", ".html")
+        lines.append(f"[the committed `{rep['scale']}` report]({page}) ({sum(c['holds'] for c in claims)} of "
+                     f"{len(claims)} claims hold; see [Results](results.html))")
+    if lines:
+        note = nbformat.v4.new_markdown_cell("> **Results at full scale.** This page ran at `ci` scale, where the numbers "
+                                             "only show that the pipeline runs. See " + "; ".join(lines) + ".")
+        nb.cells.insert(1, note)
+    return nb
+
+
 def modules() -> list[str]:
     "Public `acd_nb` modules in the notebooks' reading order (their `#| default_exp`), then any others."
     public = {p.stem for p in (ROOT / "acd_nb").glob("*.py") if not p.stem.startswith("_")}
@@ -251,11 +295,14 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
     src = build / "src"
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True, exist_ok=True)
+    from acd_nb.reports import load_reports
+    reports = load_reports(ROOT / "reports")
     titles = {}
     for name in names:
         nb = nbformat.read(executed[name], as_version=4)
         titles[name] = notebook_title(nb)
-        nbformat.write(process_for_docs(nb), src / f"{name}.ipynb")
+        nbformat.write(link_reports(process_for_docs(nb), name, reports), src / f"{name}.ipynb")
+    reported = report_pages(src, reports)
     extra = ROOT / "docs"
     if extra.is_dir():
         for p in extra.rglob("*"):
@@ -267,6 +314,7 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
     experiments = [f"{n}.ipynb" for n in names if n.startswith("exp_")]
     nav += [{"Library": library}] if library else []
     nav += [{"Experiments": experiments}] if experiments else []
+    nav += [{"Results": ["results.md", *reported]}]
     nav += [{"API reference": api_pages(src)}]
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
     # nbconvert warns for every figure (matplotlib outputs carry no alt text): noise, once per page

@@ -1,7 +1,8 @@
 """Write README.md from nbs/index.ipynb, offline (nbdev-readme needs Quarto, which cannot be installed here).
 
 Cells marked `#| hide` are left out, nbdev directive lines are dropped from code cells, and the
-notebook's text outputs are kept. `python tools/make_readme.py --check` exits 1 when README.md is stale.
+notebook's text outputs are kept. The marker `<!-- claims -->` becomes the table of the paper's claims as the
+committed reports (`reports/<scale>/<experiment>/results.json`) state them. `python tools/make_readme.py --check` exits 1 when README.md is stale.
 """
 import argparse
 import sys
@@ -11,6 +12,10 @@ import nbformat
 from nbconvert import MarkdownExporter
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from make_reports import EXPERIMENTS  # noqa: E402
+
+CLAIMS_MARKER = "<!-- claims -->"
 HEADER = "<!-- generated from nbs/index.ipynb by tools/make_readme.py: edit the notebook, then run `make readme` -->\n\n"
 
 
@@ -18,7 +23,7 @@ def _directives(src: str) -> list[str]:
     return [line[3:].strip() for line in src.splitlines() if line.startswith("#| ")]
 
 
-def render_readme(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
+def render_readme(nb_path: Path = ROOT / "nbs" / "index.ipynb", reports_root: Path = ROOT / "reports") -> str:
     nb = nbformat.read(nb_path, as_version=4)
     cells = []
     for cell in nb.cells:
@@ -29,6 +34,9 @@ def render_readme(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
         cells.append(cell)
     nb.cells = cells
     body, _ = MarkdownExporter(exclude_raw=True).from_notebook_node(nb)
+    if CLAIMS_MARKER not in body: raise SystemExit(f"{nb_path} lacks the marker {CLAIMS_MARKER} for the claims table")
+    from acd_nb.reports import load_reports, results_markdown
+    body = body.replace(CLAIMS_MARKER, results_markdown(load_reports(reports_root), EXPERIMENTS))
     return HEADER + body.strip() + "\n"
 
 
@@ -39,7 +47,7 @@ if __name__ == "__main__":
     text, readme = render_readme(), ROOT / "README.md"
     if args.check:
         if not readme.exists() or readme.read_text() != text:
-            sys.exit("README.md is out of date with nbs/index.ipynb: run `make readme`")
+            sys.exit("README.md is out of date with nbs/index.ipynb or reports/: run `make readme`")
     else:
         readme.write_text(text)
         print(f"wrote {readme}")

@@ -1,0 +1,67 @@
+"""The committed reports (reports/<scale>/<experiment>/) keep their contract, the README states their claims as they
+are, and tools/make_reports.py publishes a report in one step, leaving the old one in place when a run fails."""
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from test_experiments import assert_claims, strict_json
+
+sys.path.insert(0, str(ROOT / "tools"))
+import make_reports  # noqa: E402
+
+REPORTS = sorted(p.parent for p in ROOT.glob("reports/*/*/results.json"))
+CLAIM_PREFIX = {"exp_kuramoto": "kuramoto", "exp_particles": "particles", "exp_netsim": "netsim",
+                "exp_training_size": "training_size", "exp_noise": "noise", "exp_temperature": "temperature",
+                "exp_unobserved": "unobserved"}
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_committed_report_keeps_the_contract(report):
+    scale, name = report.parent.name, report.name
+    res = strict_json((report / "results.json").read_text())
+    assert res["parameters"]["scale"] == scale and len(res["parameters"]["seeds"]) >= 3
+    assert_claims(res, [c["id"] for c in res["claims"]])
+    assert res["claims"] and all(c["id"].startswith(CLAIM_PREFIX[name] + ".") for c in res["claims"])
+    nb = nbformat.read(report / f"{name}.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not any(o.output_type == "error" for o in outputs)
+    assert any("image/png" in o.get("data", {}) for o in outputs), f"{report}: the executed notebook has no figure"
+    text = (report / f"{name}.ipynb").read_text()
+    assert str(ROOT) not in text and "\r" not in json.dumps(json.loads(text))  # no machine paths, no raw progress bars
+    assert list(report.glob("*.png")) and sum(p.stat().st_size for p in report.iterdir()) < 5_000_000
+
+
+def test_readme_states_every_committed_claim():
+    readme = (ROOT / "README.md").read_text()
+    for report in REPORTS:
+        for c in json.loads((report / "results.json").read_text())["claims"]:
+            row = next((l for l in readme.splitlines() if l.startswith(f"| `{c['id']}` |")), None)
+            assert row is not None, f"README lacks the claim {c['id']} of {report}: run `make readme`"
+            assert row.split(" | ")[4] == ("yes" if c["holds"] else "**no**"), row
+    res = subprocess.run([sys.executable, str(ROOT / "tools" / "make_readme.py"), "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+
+
+def test_collapse_progress_keeps_what_a_terminal_shows():
+    bar = "train:  10%|#  | 1/10\rtrain:  20%|## | 2/10\rtrain: 100%|###| 10/10\nseed 0: done\n"
+    assert make_reports.collapse_progress(bar) == "train: 100%|###| 10/10\nseed 0: done\n"
+
+
+def test_make_reports_publishes_in_one_step(tmp_path, monkeypatch):
+    monkeypatch.setitem(make_reports.REPORTS, "ci", {"exp_datasets": {"scale": "ci", "seeds": [0]}})
+    reports, work = tmp_path / "reports", tmp_path / "work"
+    make_reports.main(["exp_datasets", "--scale", "ci", "--jobs", "1", "--reports", str(reports), "--work", str(work)])
+    published = reports / "ci" / "exp_datasets"
+    assert sorted(p.name for p in published.iterdir()) == ["exp_datasets.ipynb", "noise_levels.png", "results.json"]
+    text = (published / "exp_datasets.ipynb").read_text()
+    assert str(ROOT) not in text and str(tmp_path) not in text
+    assert nbformat.read(published / "exp_datasets.ipynb", as_version=4).metadata["acd_report"]["scale"] == "ci"
+    before = {p.name: p.read_bytes() for p in published.iterdir()}
+    monkeypatch.setitem(make_reports.REPORTS["ci"], "exp_datasets", {"scale": "ci", "seeds": [0], "systems": ["pendulum"]})
+    with pytest.raises(SystemExit, match="exp_datasets"):
+        make_reports.main(["exp_datasets", "--scale", "ci", "--jobs", "1", "--reports", str(reports), "--work", str(work)])
+    assert {p.name: p.read_bytes() for p in published.iterdir()} == before

@@ -1,0 +1,98 @@
+"""Build the committed reports: run experiment notebooks at `cpu` (or `paper`) scale into reports/<scale>/<experiment>/.
+
+Each experiment runs through papermill with the parameters of `REPORTS` (one torch thread per notebook,
+`--jobs` notebooks side by side). Its models are trained in the work folder `_reports/<scale>/<experiment>/`
+(git-ignored), where their run folders stay: a rerun reuses every model whose training budget is spent and
+resumes the others from their last checkpoint, so a long report can be built across several sessions.
+When a notebook finishes, its executed copy (progress bars collapsed to their last state, no machine paths),
+`results.json` and PNG figures replace `reports/<scale>/<experiment>/` in one step; a notebook that fails
+leaves the committed report as it was and its partial copy in the work folder.
+
+usage: python tools/make_reports.py [--scale cpu] [--jobs 2] [experiment ...]    (what `make reports` runs)
+"""
+import argparse
+import os
+import re
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from build_docs import without_machine_paths  # noqa: E402
+
+# the paper's claims need at least 3 seeds (5 for Netsim, as its Table 2)
+SEEDS = {"exp_netsim": [0, 1, 2, 3, 4]}
+EXPERIMENTS = ["exp_kuramoto", "exp_particles", "exp_netsim", "exp_training_size", "exp_noise", "exp_temperature",
+               "exp_unobserved"]
+REPORTS = {scale: {name: {"scale": scale, "seeds": SEEDS.get(name, [0, 1, 2])} for name in EXPERIMENTS}
+           for scale in ("cpu", "paper")}
+CELL_TIMEOUT_S = 4 * 3600  # a training cell holds several 30-minute models
+_ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+
+
+def collapse_progress(text: str) -> str:
+    "Stream text as a terminal shows it: each line keeps only what follows its last carriage return."
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in _ANSI.sub("", text).split("\n"))
+
+
+def clean_report(nb, work: Path, shown: str):
+    "An executed notebook as committed: progress bars collapsed; the work folder shown as `shown`, no machine paths."
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream": out.text = collapse_progress(out.text)
+    text = nbformat.writes(nb).replace(str(work.resolve()), shown).replace(str(work), shown)
+    return nbformat.reads(without_machine_paths(text), as_version=4)
+
+
+def build_report(name: str, scale: str, reports_root: Path, work_root: Path) -> float:
+    "Run one experiment into its work folder, then publish notebook, results and figures as its report."
+    import papermill as pm
+    from acd_nb.core import atomic_folder
+    work = work_root / scale / name
+    work.mkdir(parents=True, exist_ok=True)
+    partial = work / f"{name}.partial.ipynb"
+    params = {**REPORTS[scale][name], "out_dir": str(work), "threads": 1}
+    start = time.perf_counter()
+    pm.execute_notebook(str(ROOT / "nbs" / f"{name}.ipynb"), str(partial), parameters=params, kernel_name="python3",
+                        cwd=str(ROOT / "nbs"), execution_timeout=CELL_TIMEOUT_S, progress_bar=False)
+    seconds = time.perf_counter() - start
+    shown = f"_reports/{scale}/{name}"
+    nb = clean_report(nbformat.read(partial, as_version=4), work, shown)
+    nb.metadata["acd_report"] = {"scale": scale, "seconds": round(seconds), "parameters": {**params, "out_dir": shown}}
+    with atomic_folder(reports_root / scale / name) as tmp:
+        nbformat.write(nb, tmp / f"{name}.ipynb")
+        for path in [work / "results.json", *sorted(work.glob("*.png"))]: shutil.copy2(path, tmp / path.name)
+    partial.unlink()
+    return seconds
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("experiments", nargs="*", help=f"notebook stems (default: all of {EXPERIMENTS})")
+    ap.add_argument("--scale", default="cpu", choices=sorted(REPORTS))
+    ap.add_argument("--jobs", type=int, default=2, help="notebooks run side by side, one torch thread each (default 2)")
+    ap.add_argument("--reports", type=Path, default=ROOT / "reports", help="where reports are published (default reports/)")
+    ap.add_argument("--work", type=Path, default=ROOT / "_reports", help="run folders and partial notebooks (default _reports/)")
+    args = ap.parse_args(argv)
+    names = args.experiments or EXPERIMENTS
+    unknown = [n for n in names if n not in REPORTS[args.scale]]
+    if unknown: ap.error(f"unknown experiment(s) {unknown}; choose from {EXPERIMENTS}")
+    os.environ["OMP_NUM_THREADS"] = "1"  # oversubscribed cores slow torch down ~100x
+    failures = []
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        jobs = {pool.submit(build_report, n, args.scale, args.reports, args.work): n for n in names}
+        for job in as_completed(jobs):
+            try: print(f"{jobs[job]}: report written in {job.result() / 60:.0f} min", flush=True)
+            except Exception as e:
+                failures.append(jobs[job])
+                print(f"{jobs[job]}: FAILED, committed report left as it was\n{e}", file=sys.stderr, flush=True)
+    if failures: raise SystemExit(f"failed: {failures} (partial notebooks in {args.work / args.scale})")
+
+
+if __name__ == "__main__":
+    main()
