@@ -9,7 +9,9 @@ Docs: https://acd-nb.github.io/acd_nb/baselines.html.md"""
 # %% ../nbs/30_baselines.ipynb #ea871800
 from __future__ import annotations
 
+import inspect
 import math
+import time
 
 import numpy as np
 import torch
@@ -17,11 +19,12 @@ from scipy.special import digamma
 from tqdm.auto import tqdm
 
 from .core import check_series
+from .metrics import edge_auroc
 
 # %% auto #0
 __all__ = ['NGC_LAMBDAS_KURAMOTO', 'NGC_LAMBDAS_NETSIM', 'ESRU_LAMBDAS_KURAMOTO', 'ESRU_ALPHAS', 'BASELINES',
            'OPTIONAL_BASELINES', 'simulate_var', 'Baseline', 'LinearGranger', 'MutualInformation', 'TransferEntropy',
-           'path_scores', 'NeuralGranger', 'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline']
+           'path_scores', 'NeuralGranger', 'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline', 'score_baselines']
 
 # %% ../nbs/30_baselines.ipynb #cc7995ad
 def simulate_var(n_nodes: int = 5, n_steps: int = 500, edge_prob: float = 0.3, weight: float = 0.5,
@@ -400,3 +403,14 @@ def get_baseline(name: str, **kwargs) -> Baseline:
     known = {**BASELINES, **OPTIONAL_BASELINES}
     if name not in known: raise ValueError(f"unknown baseline {name!r}; choose one of {sorted(known)}")
     return known[name](**kwargs)
+
+# %% ../nbs/30_baselines.ipynb #0b8cd995
+def score_baselines(x, edges, names, seed: int = 0) -> dict:
+    "`{name: {'auroc', 'seconds_per_sample'}}`: each baseline fitted to every sample of `x (samples, nodes, time, 1)`."
+    known, results = {**BASELINES, **OPTIONAL_BASELINES}, {}
+    for name in names:
+        start = time.perf_counter()
+        seeded = "seed" in inspect.signature(known[name]).parameters if name in known else False
+        scores = get_baseline(name, **({"seed": seed} if seeded else {})).score_batch(x, progress=False)
+        results[name] = {"auroc": edge_auroc(scores, edges), "seconds_per_sample": (time.perf_counter() - start) / len(x)}
+    return results

@@ -18,8 +18,9 @@ import numpy as np
 from .metrics import summarise
 
 # %% auto #0
-__all__ = ['PAPER', 'CLAIM_ID', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain', 'plot_learning_curves',
-           'load_reports', 'report_link', 'claims_markdown', 'results_markdown']
+__all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain',
+           'plot_learning_curves', 'model_minutes', 'load_reports', 'report_link', 'claims_markdown',
+           'results_markdown']
 
 # %% ../nbs/04_reports.ipynb #f10b70b8
 PAPER = {
@@ -80,6 +81,19 @@ def plot_learning_curves(curves: dict, ax=None, title: str = "validation AUROC d
     ax.set_xlabel("training minutes"); ax.set_ylabel("validation AUROC"); ax.set_title(title)
     ax.grid(alpha=0.3); ax.legend(fontsize=8)
     return ax
+
+# %% ../nbs/04_reports.ipynb #8c7a46e8
+REPORT_MINUTES = {"springs": 12.0, "kuramoto": 22.0}  # cpu-scale training minutes per model in multi-model reports
+
+def model_minutes(scale: str, systems: list[str], minutes_per_model=None) -> dict:
+    "`{system: training minutes or None (the preset's budget)}` from a number, a `{system: minutes}` dict or None."
+    if minutes_per_model is None:
+        return {s: REPORT_MINUTES.get(s) if scale == "cpu" else None for s in systems}
+    if isinstance(minutes_per_model, dict):
+        missing = [s for s in systems if s not in minutes_per_model]
+        if missing: raise ValueError(f"minutes_per_model has no budget for {missing}")
+        return {s: float(minutes_per_model[s]) for s in systems}
+    return {s: float(minutes_per_model) for s in systems}
 
 # %% ../nbs/04_reports.ipynb #6de81b49
 def load_reports(root="reports") -> list[dict]:
