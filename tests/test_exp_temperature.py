@@ -1,5 +1,5 @@
 "The hidden-temperature experiment runs at `ci` scale through papermill with the `-p` values it was given."
-from test_experiments import run_experiment
+from test_experiments import assert_claims, run_experiment
 
 
 def test_exp_temperature_latent_learns_edges_and_temperature(tmp_path):
@@ -21,3 +21,7 @@ def test_exp_temperature_latent_learns_edges_and_temperature(tmp_path):
     assert sum(map(sum, res["confusion"]["2"])) == 32
     assert (tmp_path / "exp_temperature" / "auroc_mse_vs_alpha.png").stat().st_size > 10_000
     assert (tmp_path / "exp_temperature" / "temperature_prediction.png").stat().st_size > 10_000
+    assert (tmp_path / "exp_temperature" / "learning_curves.png").stat().st_size > 10_000
+    assert_claims(res, ["temperature.latent_best", "temperature.prediction"])
+    assert res["claims"][0]["ours"].startswith("not measured")  # Mean was not run here
+    assert not res["claims"][1]["holds"]  # the ci model has not learned the temperature yet

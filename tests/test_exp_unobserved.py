@@ -1,7 +1,7 @@
 "The unobserved-time-series experiment (nbs/exp_unobserved.ipynb) at ci scale through papermill."
 import papermill as pm
 import pytest
-from test_experiments import run_experiment
+from test_experiments import assert_claims, run_experiment
 
 METHODS = ["observed", "supervised", "none", "mean", "latent"]
 
@@ -29,7 +29,11 @@ def test_exp_unobserved_table_and_figures(tmp_path):
     for m in ("observed", "none", "mean", "latent"):
         assert s[m]["mse"]["mean"] < 0.8 * s["persistence"]["mse"]["mean"], m
     assert s["supervised"]["mse"]["mean"] < s["persistence"]["mse"]["mean"]
-    for name in ("influenced_standard.png", "trajectories_standard.png"):
+    assert_claims(res, ["unobserved.latent_beats_baselines", "unobserved.hidden_mse"])
+    assert not res["claims"][0]["holds"]  # one seed: no confidence interval, so no comparison can hold
+    assert res["claims"][1]["holds"] == (s["supervised"]["mse_hidden"]["mean"] < s["latent"]["mse_hidden"]["mean"]
+                                         < s["mean"]["mse_hidden"]["mean"])
+    for name in ("influenced_standard.png", "trajectories_standard.png", "learning_curves_standard.png"):
         assert (tmp_path / "exp_unobserved" / name).stat().st_size > 10_000
 
 
@@ -47,6 +51,8 @@ def test_exp_unobserved_uninfluenced_influencer(tmp_path):
     assert s["supervised"]["mse_hidden"]["mean"] < 0.5 * s["mean"]["mse_hidden"]["mean"]
     assert s["mean"]["mse"]["mean"] < s["persistence"]["mse"]["mean"]
     assert (tmp_path / "exp_unobserved" / "trajectories_uninfluenced_influencer.png").stat().st_size > 10_000
+    assert_claims(res, ["unobserved.uninfluenced"])
+    assert res["claims"][0]["ours"].startswith("not measured")  # Latent was not run here
     # the standard variant refuses to overwrite these results in the same out_dir
     with pytest.raises(pm.PapermillExecutionError, match="holds the results of the other variant"):
         run_experiment("exp_unobserved", tmp_path, methods=["mean"])

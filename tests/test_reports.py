@@ -14,9 +14,15 @@ sys.path.insert(0, str(ROOT / "tools"))
 import make_reports  # noqa: E402
 
 REPORTS = sorted(p.parent for p in ROOT.glob("reports/*/*/results.json"))
+
+
+def test_every_report_has_a_notebook_and_a_claim_prefix():
+    assert set(make_reports.EXPERIMENTS) == set(CLAIM_PREFIX)
+    for name, params in make_reports.REPORTS["cpu"].items():
+        assert (ROOT / "nbs" / f"{params.get('notebook', name)}.ipynb").exists(), name
 CLAIM_PREFIX = {"exp_kuramoto": "kuramoto", "exp_particles": "particles", "exp_netsim": "netsim",
                 "exp_training_size": "training_size", "exp_noise": "noise", "exp_temperature": "temperature",
-                "exp_unobserved": "unobserved"}
+                "exp_unobserved": "unobserved", "exp_unobserved_uninfluenced": "unobserved"}
 
 
 @pytest.mark.parametrize("report", REPORTS, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -28,8 +28,10 @@ from build_docs import without_machine_paths  # noqa: E402
 # the paper's claims need at least 3 seeds (5 for Netsim, as its Table 2)
 SEEDS = {"exp_netsim": [0, 1, 2, 3, 4]}
 EXPERIMENTS = ["exp_kuramoto", "exp_particles", "exp_netsim", "exp_training_size", "exp_noise", "exp_temperature",
-               "exp_unobserved"]
-REPORTS = {scale: {name: {"scale": scale, "seeds": SEEDS.get(name, [0, 1, 2])} for name in EXPERIMENTS}
+               "exp_unobserved", "exp_unobserved_uninfluenced"]
+# a report named otherwise than its notebook runs that notebook with these parameters
+VARIANTS = {"exp_unobserved_uninfluenced": {"notebook": "exp_unobserved", "uninfluenced_influencer": True}}
+REPORTS = {scale: {name: {"scale": scale, "seeds": SEEDS.get(name, [0, 1, 2]), **VARIANTS.get(name, {})} for name in EXPERIMENTS}
            for scale in ("cpu", "paper")}
 CELL_TIMEOUT_S = 4 * 3600  # a training cell holds several 30-minute models
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
@@ -57,13 +59,15 @@ def build_report(name: str, scale: str, reports_root: Path, work_root: Path) -> 
     work.mkdir(parents=True, exist_ok=True)
     partial = work / f"{name}.partial.ipynb"
     params = {**REPORTS[scale][name], "out_dir": str(work), "threads": 1}
+    notebook = params.pop("notebook", name)
     start = time.perf_counter()
-    pm.execute_notebook(str(ROOT / "nbs" / f"{name}.ipynb"), str(partial), parameters=params, kernel_name="python3",
+    pm.execute_notebook(str(ROOT / "nbs" / f"{notebook}.ipynb"), str(partial), parameters=params, kernel_name="python3",
                         cwd=str(ROOT / "nbs"), execution_timeout=CELL_TIMEOUT_S, progress_bar=False)
     seconds = time.perf_counter() - start
     shown = f"_reports/{scale}/{name}"
     nb = clean_report(nbformat.read(partial, as_version=4), work, shown)
-    nb.metadata["acd_report"] = {"scale": scale, "seconds": round(seconds), "parameters": {**params, "out_dir": shown}}
+    nb.metadata["acd_report"] = {"scale": scale, "notebook": f"nbs/{notebook}.ipynb", "seconds": round(seconds),
+                                 "parameters": {**params, "out_dir": shown}}
     with atomic_folder(reports_root / scale / name) as tmp:
         nbformat.write(nb, tmp / f"{name}.ipynb")
         for path in [work / "results.json", *sorted(work.glob("*.png"))]: shutil.copy2(path, tmp / path.name)
