@@ -111,11 +111,9 @@ def data_dir() -> Path:
     return Path(os.environ.get("ACD_DATA_DIR", Path.home() / ".cache" / "acd_nb")).expanduser()
 
 def netsim_dir() -> Path:
-    "Folder with `sim3_subject_{0..49}.npz`: `$ACD_NETSIM_DIR`, else `../shared/data/netsim` beside a source checkout."
+    "Folder with `sim3_subject_{0..49}.npz`: `$ACD_NETSIM_DIR`, else the copy shipped in `acd_nb/netsim/`."
     if "ACD_NETSIM_DIR" in os.environ: return Path(os.environ["ACD_NETSIM_DIR"]).expanduser()
-    beside_repo = Path(__file__).resolve().parents[2] / "shared" / "data" / "netsim"
-    if beside_repo.is_dir(): return beside_repo
-    raise FileNotFoundError("Netsim data not found: set ACD_NETSIM_DIR to the folder holding sim3_subject_*.npz")
+    return Path(__file__).resolve().parent / "netsim"
 
 @contextmanager
 def atomic_path(path, overwrite: bool = True):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -237,7 +238,9 @@ def load_netsim(folder: str | Path | None = None, subjects=range(NETSIM_SUBJECTS
     xs, graphs = [], []
     for k in subjects:
         path = folder / f"sim3_subject_{k}.npz"
-        if not path.exists(): raise FileNotFoundError(f"Netsim file {path} not found (set ACD_NETSIM_DIR)")
+        if not path.exists():
+            where = "set by ACD_NETSIM_DIR" if "ACD_NETSIM_DIR" in os.environ else "shipped with acd_nb: is the installation complete?"
+            raise FileNotFoundError(f"Netsim file {path} not found (folder {where}; data: Smith et al. 2011 NetSim sim3)")
         with np.load(path) as z: xs.append(z["X_np"]); graphs.append(z["Gref"])
     if not xs: raise ValueError("no Netsim subjects requested")
     edges = np.stack(graphs).transpose(0, 2, 1).astype(np.int8)  # Gref[effect, cause] -> edges[cause, effect]
