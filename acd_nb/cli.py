@@ -30,8 +30,9 @@ from .pretrained import (FEATURE_NAMES, LoadedModel, list_pretrained, load_model
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
-__all__ = ['PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run', 'simulate_dataset',
-           'train_on_folder', 'plot_edge_probs', 'infer_files', 'run_demo', 'main']
+__all__ = ['WRITTEN_BY_ACD', 'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run',
+           'check_out_folder', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'infer_files', 'run_demo',
+           'main']
 
 # %% ../nbs/40_cli.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -135,6 +136,20 @@ def _export_samples(folder: Path, test: dict, norm: Normalizer, n: int):
         else: np.savez(folder / "samples" / f"{stem}.npz", x=raw[k:k + 1], names=np.array(names))
         pd.DataFrame(test["edges"][k], index=names, columns=names).to_csv(folder / "true_graphs" / f"{stem}.csv", index_label="cause \\ effect")
 
+WRITTEN_BY_ACD = ".written-by-acd"  # marker file in every folder `acd` writes whole: only those may be replaced
+
+def check_out_folder(out: Path, force: bool = False):
+    "Refuse `out` if it is a file, or a non-empty folder unless `force` and acd wrote it (never `.`, home or `/`)."
+    if out.exists() and not out.is_dir(): raise FileExistsError(f"{out} exists and is not a folder")
+    if not (out.is_dir() and any(out.iterdir())): return
+    if not force: raise FileExistsError(f"{out} is not empty; pass --force to replace it")
+    resolved = out.resolve()
+    if resolved in (Path.home().resolve(), Path(resolved.anchor)) or Path.cwd().resolve().is_relative_to(resolved):
+        raise FileExistsError(f"refusing to replace {out}: it is the home folder, the root or holds the working folder")
+    if not (out / WRITTEN_BY_ACD).exists():
+        raise FileExistsError(f"{out} was not written by acd (it has no {WRITTEN_BY_ACD} file): --force replaces only "
+                              "acd's own folders; remove it yourself or choose another --out")
+
 def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, noise: float = 0.0, n_nodes: int = 5,
                      features: list[int] | None = None, export: int = 0, force: bool = False, **sizes) -> Path:
     "Write a dataset folder of `system` (sizes from `preset`, any of `n_train`... `steps_test` in `sizes` replaced); returns it."
@@ -151,8 +166,7 @@ def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, no
         raise ValueError(f"features must be distinct indices in 0..{n_all - 1} ({', '.join(FEATURE_NAMES[system])}), got {features}")
     if export < 0 or export > cfg.n_test: raise ValueError(f"export must be between 0 and n_test={cfg.n_test}, got {export}")
     out = Path(out_dir)
-    if out.exists() and not out.is_dir(): raise FileExistsError(f"{out} exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not force: raise FileExistsError(f"{out} is not empty; pass --force to replace it")
+    check_out_folder(out, force)
     data = load_dataset(cfg)
     norm = _select_features(data.normalizer, features)
     with atomic_folder(out) as tmp:
@@ -163,6 +177,7 @@ def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, no
         meta = {"config": cfg.to_dict(), "key": cfg.key(), "system": system, "features": features,
                 "feature_names": [FEATURE_NAMES[system][f] for f in features]}
         (tmp / "config.json").write_text(json.dumps(meta, indent=1))
+        (tmp / WRITTEN_BY_ACD).write_text("written by `acd simulate`; `--force` may replace this folder\n")
         if export: _export_samples(tmp, {"x": data.test["x"][..., features], "edges": data.test["edges"]}, norm, export)
     return out
 

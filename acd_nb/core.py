@@ -24,8 +24,8 @@ import torch
 
 # %% auto #0
 __all__ = ['PRESETS', 'SYSTEM_PRESETS', 'offdiag_pairs', 'n_nodes_from_edges', 'matrix_to_edges', 'edges_to_matrix',
-           'check_series', 'seed_everything', 'get_device', 'data_dir', 'netsim_dir', 'atomic_path', 'atomic_folder',
-           'to_json_safe', 'write_json', 'Preset', 'get_preset', 'as_list']
+           'check_series', 'seed_everything', 'get_device', 'data_dir', 'netsim_dir', 'umask_mode', 'atomic_path',
+           'atomic_folder', 'to_json_safe', 'write_json', 'Preset', 'get_preset', 'as_list']
 
 # %% ../nbs/00_core.ipynb #41e8c90b
 def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,6 +115,12 @@ def netsim_dir() -> Path:
     if "ACD_NETSIM_DIR" in os.environ: return Path(os.environ["ACD_NETSIM_DIR"]).expanduser()
     return Path(__file__).resolve().parent / "netsim"
 
+def umask_mode(folder: bool = False) -> int:
+    "Mode a new file (0666) or folder (0777) gets under the process's umask, e.g. 0644 / 0755."
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if folder else 0o666) & ~mask
+
 @contextmanager
 def atomic_path(path, overwrite: bool = True):
     "Yield a temporary path beside `path`; on success rename it onto `path` (atomic on POSIX), else remove it."
@@ -125,6 +131,7 @@ def atomic_path(path, overwrite: bool = True):
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, umask_mode())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp): os.remove(tmp)
@@ -138,6 +145,7 @@ def atomic_folder(path, overwrite: bool = True):
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
         yield tmp
+        os.chmod(tmp, umask_mode(folder=True))
         if path.exists():
             old = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old"))
             os.replace(path, old / path.name)
