@@ -9,9 +9,12 @@ Docs: https://acd-nb.github.io/acd_nb/data.html.md"""
 # %% ../nbs/02_data.ipynb #0c5d1ab5
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
+import warnings
+import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,8 +26,8 @@ from .core import Preset, atomic_path, check_series, data_dir, get_preset, netsi
 from .sims import SimConfig, add_observation_noise, simulate
 
 # %% auto #0
-__all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'Normalizer', 'DatasetConfig', 'build_dataset', 'DatasetSplits', 'load_dataset',
-           'SeriesDataset', 'make_loader', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
+__all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
+           'load_dataset', 'SeriesDataset', 'make_loader', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -279,26 +282,53 @@ def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> t
     if bad: raise ValueError(f"{source}: column(s) {bad} are not numeric")
     return df.to_numpy(dtype=np.float64).T, [str(c) for c in df.columns]
 
+def _csv_table(path: Path) -> pd.DataFrame:
+    "A CSV file as a DataFrame, refusing repeated or missing column names; a saved pandas index is dropped with a warning."
+    try: df = pd.read_csv(path)
+    except pd.errors.EmptyDataError: raise ValueError(f"{path} is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})".replace("\n", " ")) from None
+    with open(path, newline="", encoding="utf-8", errors="replace") as f: header = next(csv.reader(f), [])
+    if len(header) == 1 and ";" in header[0]:
+        raise ValueError(f"{path}: the header {header[0]!r} looks semicolon-separated; acd reads comma-separated CSV files")
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated: raise ValueError(f"{path}: repeated column name(s) {repeated}; every series needs its own name")
+    unnamed = [k for k, h in enumerate(header) if not h.strip()]
+    if unnamed == [0] and len(df) and (df.iloc[:, 0].to_numpy() == np.arange(len(df))).all():
+        warnings.warn(f"{path}: dropped the unnamed first column 0, 1, 2, ... (a saved pandas index; write with index=False)")
+        return df.iloc[:, 1:]
+    if unnamed: raise ValueError(f"{path}: column(s) {unnamed} have no name; give every series a header")
+    return df
+
+def _load_numpy(path: Path) -> tuple[np.ndarray, list[str] | None]:
+    "A `.npy` or `.npz` file -> array and names (None if the file has none); unreadable files are a ValueError naming them."
+    if path.suffix.lower() == ".npy": return np.load(path, allow_pickle=False), None
+    with np.load(path, allow_pickle=False) as z:
+        arrays = [k for k in z.files if k != "names"]
+        if "x" not in z.files and len(arrays) != 1:
+            raise ValueError(f"{path}: store the series under the key 'x' (found keys {z.files})")
+        a = z["x"] if "x" in z.files else z[arrays[0]]
+        names = [str(n) for n in z["names"]] if "names" in z.files else None
+    return a, names
+
 def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[str] | None]:
     "One file -> `(samples, nodes, time, features)` array and names (None if the file has none)."
     if not path.exists(): raise FileNotFoundError(f"series file {path} not found")
     if path.stat().st_size == 0: raise ValueError(f"{path} is empty")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        try: df = pd.read_csv(path)
-        except pd.errors.EmptyDataError: raise ValueError(f"{path} is empty") from None
-        a, names = _table_to_array(df, str(path), time_column)
+        a, names = _table_to_array(_csv_table(path), str(path), time_column)
         return _array_to_canonical(a, str(path)), names
-    if suffix == ".npy": return _array_to_canonical(np.load(path, allow_pickle=False), str(path)), None
-    if suffix == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            arrays = [k for k in z.files if k != "names"]
-            if "x" not in z.files and len(arrays) != 1:
-                raise ValueError(f"{path}: store the series under the key 'x' (found keys {z.files})")
-            a = z["x"] if "x" in z.files else z[arrays[0]]
-            names = [str(n) for n in z["names"]] if "names" in z.files else None
+    if suffix in (".npy", ".npz"):
+        try: a, names = _load_numpy(path)
+        except (zipfile.BadZipFile, EOFError, OSError) as e: raise ValueError(f"{path}: not a readable {suffix} file ({e})") from None
+        except ValueError as e:
+            if str(e).startswith(str(path)): raise
+            raise ValueError(f"{path}: cannot load its array ({e})") from None
         return _array_to_canonical(a, str(path)), names
     raise ValueError(f"{path}: unsupported file type {suffix!r}; use .csv, .npy or .npz")
+
+SERIES_FILES = (".csv", ".npz", ".npy")
 
 def load_series(source, time_column: str | None = None, names: list[str] | None = None, min_steps: int = 3) -> UserSeries:
     "Users' series (array, DataFrame, file path, folder of CSVs, or a list of these, one sample each) -> `UserSeries`."
@@ -306,8 +336,8 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
     if not items: raise ValueError("no series given")
     if len(items) == 1 and isinstance(items[0], (str, Path)) and Path(items[0]).is_dir():
         folder = Path(items[0])
-        items = sorted(folder.glob("*.csv"))
-        if not items: raise FileNotFoundError(f"folder {folder} holds no .csv files")
+        items = sorted(p for p in folder.iterdir() if p.suffix.lower() in SERIES_FILES and p.is_file())
+        if not items: raise FileNotFoundError(f"folder {folder} holds no {', '.join(SERIES_FILES)} files")
     arrays, found_names, sources = [], None, []
     for k, item in enumerate(items):
         if isinstance(item, pd.DataFrame):

@@ -41,7 +41,7 @@ def named_csv(work, path, n_steps=40, columns=NAMES, time_column=None):
 
 def test_simulate_writes_a_dataset_folder(work):
     assert sorted(p.name for p in (work / "data").iterdir()) == [
-        "config.json", "normalizer.json", "samples", "test.npz", "train.npz", "true_graphs", "valid.npz"]
+        ".written-by-acd", "config.json", "normalizer.json", "samples", "test.npz", "train.npz", "true_graphs", "valid.npz"]
     with np.load(work / "data" / "train.npz") as z: assert z["x"].shape == (64, 5, 20, 1)
     meta = json.loads((work / "data" / "config.json").read_text())
     assert (meta["system"], meta["features"], meta["feature_names"]) == ("springs", [0], ["x"])

@@ -7,6 +7,7 @@ parameters), so after `make docs` this test only renders; on a fresh clone it ex
 """
 import ast
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -62,6 +63,22 @@ def test_every_notebook_has_a_page_with_its_title_and_figures(site):
     plotting = {n for n in NAMES if "plt.show(" in (ROOT / "nbs" / f"{n}.ipynb").read_text()}
     assert plotting <= set(with_figures), f"notebooks drawing but without figures: {plotting - set(with_figures)}"
     assert {n for n in NAMES if n.startswith("exp_")} <= set(with_figures)
+
+
+def test_results_page_and_report_pages(site):
+    "The Results page lists every claim of the committed reports; each report has a page with its figures."
+    page = (site / "results.html").read_text()
+    reports = sorted(ROOT.glob("reports/*/*/results.json"))
+    for path in reports:
+        scale, name = path.parent.parent.name, path.parent.name
+        for c in json.loads(path.read_text())["claims"]:
+            assert c["id"] in page, f"results.html lacks the claim {c['id']} of {scale}/{name}"
+        report_page = (site / build_docs.report_page(scale, name).replace(".ipynb", ".html")).read_text()
+        assert f"Report ({scale})" in report_page and PNG_IN_PAGE in report_page
+        assert str(ROOT) not in report_page
+    if not reports: assert "No report with claims is committed yet" in page
+    if any(p.parent.name == "exp_kuramoto" for p in reports):  # the experiment's page links to its report
+        assert "report_cpu_exp_kuramoto.html" in (site / "exp_kuramoto.html").read_text()
 
 
 def test_pages_show_no_machine_paths(site):
