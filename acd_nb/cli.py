@@ -30,9 +30,9 @@ from .pretrained import (FEATURE_NAMES, LoadedModel, list_pretrained, load_model
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
-__all__ = ['WRITTEN_BY_ACD', 'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run',
-           'check_out_folder', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'infer_files', 'run_demo',
-           'main']
+__all__ = ['WRITTEN_BY_ACD', 'GRAPH_DRAWING_MAX_NODES', 'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data',
+           'evaluate_run', 'check_out_folder', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'infer_files',
+           'run_demo', 'main']
 
 # %% ../nbs/40_cli.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -192,20 +192,28 @@ def train_on_folder(data_dir, preset: str = "cpu", out_dir=None, seed: int = 0, 
                          run_info={"features": _folder_features(data_dir)})
 
 # %% ../nbs/40_cli.ipynb #a2242043
+GRAPH_DRAWING_MAX_NODES = 20  # above this the circle drawing is unreadable and slow: the matrix alone
+
 def plot_edge_probs(probs, names: list[str], title: str | None = None):
-    "Figure of one sample's edge probabilities `(N, N)` (`[i, j]`: i causes j): the directed graph with named nodes, and the matrix."
+    "Figure of one sample's edge probabilities `(N, N)` (`[i, j]`: i causes j): the directed graph (up to 20 series) and the matrix."
     import matplotlib.pyplot as plt
     probs = np.asarray(probs, dtype=np.float64)
     n = len(names)
-    fig, (graph_ax, mat_ax) = plt.subplots(1, 2, figsize=(9, 4.2), gridspec_kw=dict(width_ratios=[1, 1.15]))
-    plot_graph(probs, ax=graph_ax, labels=names)
+    if n > GRAPH_DRAWING_MAX_NODES:
+        side = min(4 + 0.12 * n, 20)
+        fig, mat_ax = plt.subplots(figsize=(side + 1.2, side))
+    else:
+        fig, (graph_ax, mat_ax) = plt.subplots(1, 2, figsize=(9, 4.2), gridspec_kw=dict(width_ratios=[1, 1.15]))
+        plot_graph(probs, ax=graph_ax, labels=names)
     shown = np.where(np.eye(n, dtype=bool), np.nan, probs)
     im = mat_ax.imshow(shown, vmin=0, vmax=1, cmap="Blues")
     if n <= 12:
         for i, j in zip(*np.nonzero(~np.eye(n, dtype=bool))):
             mat_ax.text(j, i, f"{probs[i, j]:.2f}", ha="center", va="center", fontsize=8,
                         color="w" if probs[i, j] > 0.6 else "k")
-    mat_ax.set_xticks(range(n), names, rotation=45, ha="right"); mat_ax.set_yticks(range(n), names)
+    fontsize = 8 if n <= 40 else max(2, 320 // n)
+    mat_ax.set_xticks(range(n), names, rotation=90 if n > 20 else 45, ha="center" if n > 20 else "right", fontsize=fontsize)
+    mat_ax.set_yticks(range(n), names, fontsize=fontsize)
     mat_ax.set_xlabel("effect"); mat_ax.set_ylabel("cause")
     fig.colorbar(im, ax=mat_ax, fraction=0.046, label="P(cause → effect)")
     if title: fig.suptitle(title)
@@ -225,10 +233,13 @@ def _sample_names(sources: list[str]) -> list[str]:
     return names
 
 def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_column: str | None = None,
-                tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True) -> dict:
-    "Infer the graph of every sample in `inputs` (files, or one folder of CSVs) and write `<sample>_edges.csv` / `_graph.png` to `out_dir`; returns the summary."
+                tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True,
+                figures: bool = True) -> dict:
+    "Infer the graph of every sample in `inputs` (files or one folder) and write `<sample>_edges.csv` (and `_graph.png`) to `out_dir`."
     import matplotlib.pyplot as plt
     from acd_nb.infer import infer
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir(): raise FileExistsError(f"--out {out} exists and is not a folder")
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
     label = Path(series.sources[0]).name if len(series.x) == 1 else f"the {len(series.x)} input samples"
@@ -236,22 +247,22 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     for note in notes:
         if verbose: print(f"note: {note}")
     probs = infer(loaded.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress).numpy()
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     names, samples = series.names, []
     for sample, source, p in zip(_sample_names(series.sources), series.sources, probs):
         table = pd.DataFrame(p, index=names, columns=names)
         with atomic_path(out / f"{sample}_edges.csv") as tmp: table.to_csv(tmp, index_label="cause \\ effect")
-        fig = plot_edge_probs(p, names, f"{sample}: edge probabilities ({loaded.name}, {method})")
-        with atomic_path(out / f"{sample}_graph.png") as tmp: fig.savefig(tmp, dpi=110, format="png")
-        plt.close(fig)
+        if figures:
+            fig = plot_edge_probs(p, names, f"{sample}: edge probabilities ({loaded.name}, {method})")
+            with atomic_path(out / f"{sample}_graph.png") as tmp: fig.savefig(tmp, dpi=110, format="png")
+            plt.close(fig)
         likely = sorted(((p[i, j], names[i], names[j]) for i, j in zip(*np.nonzero(p > 0.5))), reverse=True)
         samples.append({"sample": sample, "source": source, "edges_csv": str(out / f"{sample}_edges.csv"),
-                        "graph_png": str(out / f"{sample}_graph.png"),
+                        "graph_png": str(out / f"{sample}_graph.png") if figures else None,
                         "likely_edges": [{"cause": c, "effect": e, "probability": float(q)} for q, c, e in likely]})
         if verbose:
             shown = ", ".join(f"{c}->{e} {q:.2f}" for q, c, e in likely[:8]) + (", ..." if len(likely) > 8 else "")
-            print(f"{sample}: {len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / f'{sample}_edges.csv'}, _graph.png]")
+            print(f"{sample}: {len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / f'{sample}_edges.csv'}{', _graph.png' if figures else ''}]")
     summary = {"model": loaded.name, "model_path": loaded.info["path"], "method": method, "tta_steps": tta_steps,
                "names": names, "notes": notes, "n_steps_used": int(x.shape[2]), "samples": samples}
     write_json(out / "summary.json", summary)
@@ -443,6 +454,7 @@ def _parser() -> argparse.ArgumentParser:
                      "files, one sample each (an .npy/.npz may hold several), or one folder of .csv files")
     inf.add_argument("--time-column", help="name of a CSV time column to drop (checked to increase)")
     inf.add_argument("--out", required=True, help="output folder for <sample>_edges.csv and <sample>_graph.png")
+    inf.add_argument("--no-figures", action="store_true", help="write the edge tables only, no PNG per sample (faster for many series)")
 
     ev = sub.add_parser("evaluate", help="score a model: AUROC, accuracy and prediction MSE with 95%% CIs")
     model_args(ev)
@@ -483,7 +495,8 @@ def _train(args):
 
 def _infer(args):
     loaded = load_model(_model_source(args))
-    summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr)
+    summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
+                          figures=not args.no_figures)
     print(f"model {loaded.name} ({args.method}): {len(summary['samples'])} sample(s) -> {args.out}")
 
 def _evaluate(args):

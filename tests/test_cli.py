@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import numpy as np
 import pandas as pd
@@ -74,6 +75,20 @@ def test_infer_folder_and_fewer_series(work, tmp_path, capsys):
     assert pd.read_csv(tmp_path / "out3" / "three_edges.csv", index_col=0).shape == (3, 3)
 
 
+def test_infer_many_series_without_figures_and_as_heat_map(work, tmp_path):
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame(rng.normal(size=(20, 25)).cumsum(0), columns=[f"region {k}" for k in range(25)])
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "wide.csv"), "--out", str(tmp_path / "o1"),
+                 "--no-figures"]) == 0
+    assert sorted(p.name for p in (tmp_path / "o1").iterdir()) == ["summary.json", "wide_edges.csv"]
+    assert json.loads((tmp_path / "o1" / "summary.json").read_text())["samples"][0]["graph_png"] is None
+    start = time.perf_counter()
+    assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "wide.csv"), "--out", str(tmp_path / "o2")]) == 0
+    assert time.perf_counter() - start < 20  # 25 series: a heat map, not the slow circle drawing (56 s for 200 series)
+    assert (tmp_path / "o2" / "wide_graph.png").stat().st_size > 10_000
+
+
 def test_evaluate_prints_metrics_with_ci(work, capsys):
     assert main(["evaluate", "--model", str(work / "run"), "--data", str(work / "data")]) == 0
     out = capsys.readouterr().out
@@ -99,6 +114,7 @@ def _bad_checkpoint(work, tmp_path, content):
 
 def _file(path, content):
     "Write a DataFrame (CSV), an array (.npy / .npz under 'x') or text to `path`; return it."
+    path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(content, pd.DataFrame): content.to_csv(path, index=False)
     elif path.suffix == ".npz": np.savez(path, x=content)
     elif path.suffix == ".npy": np.save(path, content)
@@ -138,6 +154,12 @@ BAD = {  # case -> (argv from the work folder and a temp folder, words the one-l
                                          "--out", str(t / "o")], "unknown pretrained model 'no-such-model'"),
     "non-empty out": (lambda w, t: ["simulate", "springs", "--out", str(w / "data")], "is not empty; pass --force"),
     "bad features": (lambda w, t: ["simulate", "kuramoto", "--out", str(t / "d"), "--features", "sin"], "comma-separated integers"),
+    "out is a file": (lambda w, t: _infer(w, t, named_csv(w, t / "ok.csv"))[:-1] + [str(_file(t / "taken", "x"))],
+                      "exists and is not a folder"),
+    "force on a user folder": (lambda w, t: ["simulate", "springs", "--out", str(_file(t / "mine" / "thesis.txt", "x").parent),
+                                             "--force"], "was not written by acd"),
+    "ragged csv": (lambda w, t: _infer(w, t, _file(t / "ragged.csv", "a,b\n1,2\n3,4,5\n" + "1,2\n" * 30)),
+                   "not a regular comma-separated table"),
 }
 
 
