@@ -127,3 +127,19 @@ def test_chromium_renders_page_not_blank(site, name, tmp_path):
     assert grey.std() > 20, f"{png}: nearly uniform image (std {grey.std():.1f})"
     assert (grey < 128).mean() > 0.01, f"{png}: almost no dark pixels (no text rendered)"
     assert (grey > 250).mean() < 0.99, f"{png}: all white"
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
+                    reason="headless Chromium not installed (Debian: apt-get install -y chromium; .ci/run installs it)")
+def test_math_is_typeset_offline(site, tmp_path):
+    "The model page's ELBO and tau are typeset by the MathJax copied into the site: no raw `$$` left, nothing fetched."
+    assert (site / "assets" / "mathjax" / "MathJax.js").exists()
+    page = (site / "13_model.html").read_text()
+    assert "cdnjs" not in page and 'src="assets/mathjax/MathJax.js' in page
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'chromium-profile'}", "--virtual-time-budget=15000", "--dump-dom",
+                          (site / "13_model.html").as_uri()], check=True, timeout=120, capture_output=True, text=True).stdout
+    assert len(re.findall(r'class="MathJax', dom)) > 10, "MathJax did not typeset the page"
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", dom, flags=re.S))
+    assert "$$" not in html.unescape(text), "raw $$ left on the page"

@@ -17,7 +17,8 @@ processors do and hands the notebooks to mkdocs-jupyter; mkdocstrings adds an AP
 3. reports: a Results page with the table of the paper's claims as the committed reports state them
    (`acd_nb.reports.results_markdown`), one page per committed report (`reports/<scale>/<experiment>/`,
    the executed notebook with its figures, as run at that scale), and on each experiment's page a link to its report.
-4. render: `mkdocs build` with `mkdocs.yml`, pages from `<build>/src`, site into `--site-dir`.
+4. render: `mkdocs build` with `mkdocs.yml`, pages from `<build>/src`, site into `--site-dir`; MathJax is copied
+   from the `jupyter-server-mathjax` package into the site, so formulas are typeset offline.
 
 usage: python tools/build_docs.py [--site-dir _site] [--build-dir _docs_build] [--workers 2] [--only NAME ...]
 """
@@ -303,6 +304,8 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
         titles[name] = notebook_title(nb)
         nbformat.write(link_reports(process_for_docs(nb), name, reports), src / f"{name}.ipynb")
     reported = report_pages(src, reports)
+    import jupyter_server_mathjax  # MathJax ships in this package: the site typesets math without a CDN
+    shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", src / "assets" / "mathjax")
     extra = ROOT / "docs"
     if extra.is_dir():
         for p in extra.rglob("*"):
