@@ -116,7 +116,7 @@ def report_link(scale: str, experiment: str) -> str:
 
 def claims_markdown(reports: list[dict], link=report_link) -> str:
     "Markdown table of every claim in `reports` (from `load_reports`), each linked to its report by `link(scale, experiment)`."
-    rows = ["| claim | what the paper says | ours | paper | holds | seeds | report |", "|---|---|---|---|---|---|---|"]
+    rows = ["| claim | as tested | ours | paper | holds | seeds | report |", "|---|---|---|---|---|---|---|"]
     for rep in reports:
         res, where = rep["results"], f"{rep['scale']}/{rep['experiment']}"
         seeds = len(res.get("parameters", {}).get("seeds") or [])
