@@ -25,8 +25,8 @@ from .core import PRESETS, atomic_folder, atomic_path, get_preset, seed_everythi
 from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .reports import PAPER
-from .pretrained import (FEATURE_NAMES, LoadedModel, list_pretrained, load_model, pretrained_path, prepare_series,
-                               simulate_test_set)
+from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model, pretrained_path,
+                               prepare_series, simulate_test_set)
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
@@ -244,6 +244,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
     label = Path(series.sources[0]).name if len(series.x) == 1 else f"the {len(series.x)} input samples"
     x, notes = prepare_series(loaded, series.x, name=label)
+    notes += distribution_notes(loaded, x, name=label)
     for note in notes:
         if verbose: print(f"note: {note}")
     probs = infer(loaded.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress).numpy()

@@ -27,8 +27,8 @@ from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel', 'load_model',
-           'pretrained_path', 'load_pretrained', 'prepare_series', 'simulate_test_set', 'summarise_evaluation',
-           'render_card', 'export_pretrained']
+           'pretrained_path', 'load_pretrained', 'prepare_series', 'simulate_test_set', 'training_feature_stats',
+           'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -190,6 +190,28 @@ def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: i
     if data.get("noise_sigma", 0) > 0:
         x = add_observation_noise(x, data["noise_sigma"], np.random.default_rng([seed, 1])).astype(np.float32)
     return {"x": x, "edges": out["edges"], "raw_x": raw_x}
+
+# %% ../nbs/41_pretrained.ipynb #4260db31
+def training_feature_stats(loaded: LoadedModel, n_samples: int = 100, seed: int = 12345) -> dict | None:
+    "Per-feature `mean` and `std` `(D,)` of scaled fresh samples of the model's simulator; None if it was not trained on one."
+    if "sim" not in (loaded.info.get("data") or {}): return None
+    x = simulate_test_set(loaded, n_samples, seed)["x"]
+    return {"mean": x.mean((0, 1, 2)), "std": x.std((0, 1, 2))}
+
+def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: dict | None = None) -> list[str]:
+    "Warnings for features of scaled input `(B, N, T, D)` whose mean or spread is far from the training data's."
+    stats = training_feature_stats(loaded) if stats is None else stats
+    if stats is None: return []
+    notes = []
+    mean, std = scaled.mean((0, 1, 2)), scaled.std((0, 1, 2))
+    for f, feature in enumerate(loaded.feature_names):
+        ref_mean, ref_std = float(stats["mean"][f]), max(float(stats["std"][f]), 1e-6)
+        shift, ratio = abs(float(mean[f]) - ref_mean) / ref_std, float(std[f]) / ref_std
+        if shift > 1.5 or not 1 / 3 <= ratio <= 3:
+            notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training data "
+                         f"(scaled mean {float(mean[f]):.2f} vs {ref_mean:.2f}, spread {float(std[f]):.2f} vs {ref_std:.2f}): "
+                         "was it computed and scaled the same way?")
+    return notes
 
 # %% ../nbs/41_pretrained.ipynb #86237f40
 def _finite_or_none(v):

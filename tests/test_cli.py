@@ -89,6 +89,22 @@ def test_infer_many_series_without_figures_and_as_heat_map(work, tmp_path):
     assert (tmp_path / "o2" / "wide_graph.png").stat().st_size > 10_000
 
 
+def test_infer_warns_when_input_is_prepared_another_way(tmp_path, capsys):
+    "The paper's reference Kuramoto layout fed to the shipped Kuramoto model: a warning names the rate feature."
+    from acd_nb.sims import SimConfig, simulate
+    reference = simulate(SimConfig(system="kuramoto", paper_compat=True, n_steps=99), 2, seed=3)["x"]
+    np.savez(tmp_path / "reference_layout.npz", x=reference)
+    assert main(["infer", "--pretrained", "kuramoto", "--input", str(tmp_path / "reference_layout.npz"),
+                 "--out", str(tmp_path / "o"), "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: feature 'dphi_dt'" in out and "sin_phi'" not in out
+    ours = simulate(SimConfig(system="kuramoto", n_steps=99), 2, seed=3)["x"]
+    np.savez(tmp_path / "our_layout.npz", x=ours)
+    assert main(["infer", "--pretrained", "kuramoto", "--input", str(tmp_path / "our_layout.npz"),
+                 "--out", str(tmp_path / "o2"), "--no-figures"]) == 0
+    assert "warning" not in capsys.readouterr().out
+
+
 def test_evaluate_prints_metrics_with_ci(work, capsys):
     assert main(["evaluate", "--model", str(work / "run"), "--data", str(work / "data")]) == 0
     out = capsys.readouterr().out
