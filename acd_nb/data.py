@@ -186,16 +186,29 @@ class DatasetSplits:
     config: dict
     path: Path
 
+def _read_json(path: Path) -> dict:
+    "A JSON file's object; a ValueError naming the file when it is not valid JSON."
+    try: return json.loads(path.read_text())
+    except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from None
+
 def load_dataset(cfg: DatasetConfig | str | Path, verbose: bool = False) -> DatasetSplits:
     "Splits for a `DatasetConfig` (built first if not cached) or from an existing dataset folder."
     folder = build_dataset(cfg, verbose) if isinstance(cfg, DatasetConfig) else Path(cfg)
     if not (folder / "config.json").exists(): raise FileNotFoundError(f"{folder} is not a complete dataset folder (no config.json)")
+    missing = [name for name in ("normalizer.json", *(f"{s}.npz" for s in SPLITS)) if not (folder / name).exists()]
+    if missing: raise FileNotFoundError(f"{folder} is not a complete dataset folder (missing {', '.join(missing)})")
+    meta = _read_json(folder / "config.json")
+    if not isinstance(meta.get("config"), dict) or "sim" not in meta["config"]:
+        raise ValueError(f"{folder / 'config.json'} lacks the dataset description (a 'config' with a 'sim'): "
+                         "write dataset folders with `acd simulate` or acd_nb.data.build_dataset")
     splits = {}
     for split in SPLITS:
-        with np.load(folder / f"{split}.npz") as z: splits[split] = {k: z[k] for k in z.files}
-    normalizer = Normalizer.from_dict(json.loads((folder / "normalizer.json").read_text()))
-    config = json.loads((folder / "config.json").read_text())["config"]
-    return DatasetSplits(**splits, normalizer=normalizer, config=config, path=folder)
+        try:
+            with np.load(folder / f"{split}.npz", allow_pickle=False) as z: splits[split] = {k: z[k] for k in z.files}
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
+            raise ValueError(f"{folder / f'{split}.npz'}: not a readable .npz file ({e})") from None
+    normalizer = Normalizer.from_dict(_read_json(folder / "normalizer.json"))
+    return DatasetSplits(**splits, normalizer=normalizer, config=meta["config"], path=folder)
 
 # %% ../nbs/02_data.ipynb #356221f5
 class SeriesDataset(torch.utils.data.Dataset):

@@ -138,6 +138,14 @@ def _file(path, content):
     return path
 
 
+def _stripped_dataset(w, t):
+    "A copy of the dataset folder whose config.json lost its description."
+    shutil.copytree(w / "data", t / "stripped")
+    meta = json.loads((t / "stripped" / "config.json").read_text())
+    (t / "stripped" / "config.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "config"}))
+    return t / "stripped"
+
+
 def _infer(w, t, src):
     return ["infer", "--model", str(w / "run"), "--input", str(src), "--out", str(t / "o")]
 
@@ -174,6 +182,8 @@ BAD = {  # case -> (argv from the work folder and a temp folder, words the one-l
                       "exists and is not a folder"),
     "force on a user folder": (lambda w, t: ["simulate", "springs", "--out", str(_file(t / "mine" / "thesis.txt", "x").parent),
                                              "--force"], "was not written by acd"),
+    "dataset without description": (lambda w, t: ["train", "--data", str(_stripped_dataset(w, t)), "--preset", "ci",
+                                                   "--out", str(t / "r")], "lacks the dataset description"),
     "ragged csv": (lambda w, t: _infer(w, t, _file(t / "ragged.csv", "a,b\n1,2\n3,4,5\n" + "1,2\n" * 30)),
                    "not a regular comma-separated table"),
 }
