@@ -28,6 +28,17 @@ PAPER = {
                  "esru": (0.607, 0.001), "ngc": (0.574, 0.018), "te": (0.560, 0.005), "mpir": (0.502, 0.006)},
     "particles": {"acd_enc": (0.999, None)},
     "netsim": {"acd": (0.688, 0.051), "mi": (0.728, None), "linear_granger": (0.503, None)},
+    "temperature": {"prediction": {"2": {"correlation": 0.888, "accuracy": 0.644, "auroc_1vall": 0.966},
+                                   "4": {"correlation": 0.844, "accuracy": 0.384, "auroc_1vall": 0.935},
+                                   "8": {"correlation": 0.661, "accuracy": 0.346, "auroc_1vall": 0.843}},
+                    "mse_none": {"2": 0.009, "4": 0.02, "8": 0.04}},
+    "unobserved": {  # (AUROC, accuracy, MSE, unobserved MSE)
+        "standard": {"observed": (0.99, 0.993, 0.00301, None), "supervised": (0.982, 0.931, 0.00822, 0.0164),
+                     "none": (0.946, 0.882, 0.0119, None), "mean": (0.951, 0.881, 0.0106, 0.0397),
+                     "latent": (0.979, 0.918, 0.00747, 0.0375)},
+        "uninfluenced_influencer": {"observed": (1.0, 0.997, 0.0193, None), "supervised": (1.0, 0.993, 0.024, 0.000615),
+                                    "none": (0.829, 0.76, 0.0431, None), "mean": (0.853, 0.782, 0.0365, 0.0357),
+                                    "latent": (1.0, 0.994, 0.0251, 0.137)}},
 }
 
 # %% ../nbs/04_reports.ipynb #949cef3d
