@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'RNG_BLOCK', 'SimConfig', 'sample_edges', 'simulate', 'add_observation_noise', 'plot_graph', 'plot_sample']
+__all__ = ['SYSTEMS', 'RNG_BLOCK', 'SimConfig', 'sample_edges', 'simulate', 'add_observation_noise', 'simulate_lorenz96',
+           'simulate_sparse_var', 'plot_graph', 'plot_sample']
 
 # %% ../nbs/01_sims.ipynb #dcebd831
 SYSTEMS = ("springs", "kuramoto")
@@ -257,6 +258,57 @@ def add_observation_noise(x, sigma: float, rng: np.random.Generator | int):
     noise = sigma * rng.standard_normal(tuple(x.shape))
     if isinstance(x, torch.Tensor): return x + torch.as_tensor(noise, dtype=x.dtype, device=x.device)
     return (x + noise).astype(x.dtype)
+
+# %% ../nbs/01_sims.ipynb #fb53c0fa
+def simulate_lorenz96(n_samples: int, n_nodes: int = 10, n_steps: int = 1000, forcing: float = 10.0, dt: float = 0.1,
+                      noise: float = 0.1, burn_in: int = 1000, substeps: int = 10, seed: int = 0) -> dict[str, np.ndarray]:
+    "Lorenz-96 samples: `x` `(samples, nodes, time, 1)` float32 and the fixed graph `edges` `(samples, nodes, nodes)` (i causes j)."
+    if n_nodes < 4: raise ValueError(f"Lorenz-96 needs at least 4 series, got n_nodes={n_nodes}")
+    if min(n_samples, n_steps, substeps) < 1 or burn_in < 0 or dt <= 0:
+        raise ValueError("n_samples, n_steps and substeps must be >= 1, burn_in >= 0 and dt > 0")
+    rng = np.random.default_rng(seed)
+    x = 0.01 * rng.standard_normal((n_samples, n_nodes))
+    h = dt / substeps
+    rhs = lambda s: (np.roll(s, -1, 1) - np.roll(s, 2, 1)) * np.roll(s, 1, 1) - s + forcing
+    out = np.empty((n_samples, n_nodes, n_steps))
+    for step in range(burn_in + n_steps):
+        for _ in range(substeps):
+            k1 = rhs(x); k2 = rhs(x + h / 2 * k1); k3 = rhs(x + h / 2 * k2); k4 = rhs(x + h * k3)
+            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        if step >= burn_in: out[:, :, step - burn_in] = x
+    out += noise * rng.standard_normal(out.shape)
+    idx = np.arange(n_nodes)
+    graph = np.zeros((n_nodes, n_nodes), dtype=np.int8)
+    for shift in (-1, 1, -2): graph[(idx + shift) % n_nodes, idx] = 1   # i-1, i+1 and i-2 drive i
+    return {"x": out[..., None].astype(np.float32), "edges": np.broadcast_to(graph, (n_samples, n_nodes, n_nodes)).copy()}
+
+# %% ../nbs/01_sims.ipynb #f6fdb0a4
+def simulate_sparse_var(n_samples: int, n_nodes: int = 20, n_steps: int = 1000, lag: int = 3, edge_prob: float = 0.2,
+                        coef: float = 1.0, noise: float = 0.1, burn_in: int = 100, seed: int = 0) -> dict[str, np.ndarray]:
+    "Stable sparse VAR(`lag`) samples, one random graph each: `x` `(samples, nodes, time, 1)` float32, `edges` (i causes j)."
+    if lag < 1 or n_nodes < 2: raise ValueError(f"need lag >= 1 and n_nodes >= 2, got lag={lag}, n_nodes={n_nodes}")
+    rng = np.random.default_rng(seed)
+    n_parents = int(round(edge_prob * (n_nodes - 1)))
+    edges = np.zeros((n_samples, n_nodes, n_nodes), dtype=np.int8)
+    for b in range(n_samples):   # graphs only: the simulation below is batched
+        for j in range(n_nodes):
+            others = np.delete(np.arange(n_nodes), j)
+            edges[b, rng.choice(others, n_parents, replace=False), j] = 1
+    weights = coef * (edges + np.eye(n_nodes, dtype=np.int8))        # (B, cause, effect), self-lags included
+    companion = np.zeros((n_samples, n_nodes * lag, n_nodes * lag))
+    companion[:, n_nodes:, :-n_nodes] = np.eye(n_nodes * (lag - 1))
+    scale = np.ones(n_samples)
+    while True:                                                       # shrink each sample's coefficients until stable
+        for l in range(lag): companion[:, :n_nodes, l * n_nodes:(l + 1) * n_nodes] = scale[:, None, None] * weights.transpose(0, 2, 1)
+        unstable = np.abs(np.linalg.eigvals(companion)).max(1) > 0.97
+        if not unstable.any(): break
+        scale[unstable] *= 0.95
+    a = scale[:, None, None] * weights.transpose(0, 2, 1)            # x_t[effect] = sum_l a[effect, cause] x_{t-l}[cause]
+    x = np.zeros((n_samples, n_nodes, burn_in + n_steps + lag))
+    x[:, :, :lag] = noise * rng.standard_normal((n_samples, n_nodes, lag))
+    for t in range(lag, x.shape[2]):
+        x[:, :, t] = np.einsum("bec,bcl->be", a, x[:, :, t - lag:t]) + noise * rng.standard_normal((n_samples, n_nodes))
+    return {"x": x[:, :, -n_steps:, None].astype(np.float32), "edges": edges}
 
 # %% ../nbs/01_sims.ipynb #fc61c5ca
 def _to_array(a) -> np.ndarray:
