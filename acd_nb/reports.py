@@ -27,7 +27,7 @@ PAPER = {
     "kuramoto": {"acd_enc": (0.952, 0.003), "linear_granger": (0.647, 0.003), "mi": (0.616, 0.000),
                  "esru": (0.607, 0.001), "ngc": (0.574, 0.018), "te": (0.560, 0.005), "mpir": (0.502, 0.006)},
     "particles": {"acd_enc": (0.999, None)},
-    "netsim": {"acd": (0.688, 0.051), "mi": (0.728, None), "linear_granger": (0.503, None)},
+    "netsim": {"acd": (0.688, 0.051), "mi": (0.728, 0.002), "linear_granger": (0.503, 0.004)},
     "temperature": {"prediction": {"2": {"correlation": 0.888, "accuracy": 0.644, "auroc_1vall": 0.966},
                                    "4": {"correlation": 0.844, "accuracy": 0.384, "auroc_1vall": 0.935},
                                    "8": {"correlation": 0.661, "accuracy": 0.346, "auroc_1vall": 0.843}},
