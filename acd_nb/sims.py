@@ -289,11 +289,10 @@ def simulate_sparse_var(n_samples: int, n_nodes: int = 20, n_steps: int = 1000, 
     if lag < 1 or n_nodes < 2: raise ValueError(f"need lag >= 1 and n_nodes >= 2, got lag={lag}, n_nodes={n_nodes}")
     rng = np.random.default_rng(seed)
     n_parents = int(round(edge_prob * (n_nodes - 1)))
-    edges = np.zeros((n_samples, n_nodes, n_nodes), dtype=np.int8)
-    for b in range(n_samples):   # graphs only: the simulation below is batched
-        for j in range(n_nodes):
-            others = np.delete(np.arange(n_nodes), j)
-            edges[b, rng.choice(others, n_parents, replace=False), j] = 1
+    draw = rng.random((n_samples, n_nodes, n_nodes))                 # [b, cause, effect]
+    draw[:, np.arange(n_nodes), np.arange(n_nodes)] = np.inf          # never its own parent
+    rank = draw.argsort(1).argsort(1)                                 # rank of each cause per effect
+    edges = (rank < n_parents).astype(np.int8)                        # the n_parents lowest draws are parents
     weights = coef * (edges + np.eye(n_nodes, dtype=np.int8))        # (B, cause, effect), self-lags included
     companion = np.zeros((n_samples, n_nodes * lag, n_nodes * lag))
     companion[:, n_nodes:, :-n_nodes] = np.eye(n_nodes * (lag - 1))
