@@ -18,8 +18,8 @@ from sklearn.metrics import roc_auc_score
 from .core import edges_to_matrix, matrix_to_edges
 
 # %% auto #0
-__all__ = ['posterior_to_scores', 'edge_auroc', 'edge_accuracy', 'edge_metrics', 'mse_per_horizon', 'mean_ci', 'summarise',
-           'format_ci', 'graph_stats']
+__all__ = ['posterior_to_scores', 'edge_auroc', 'edge_accuracy', 'edge_metrics', 'posterior_health', 'mse_per_horizon', 'mean_ci',
+           'summarise', 'format_ci', 'graph_stats']
 
 # %% ../nbs/03_metrics.ipynb #13509227
 def _to_numpy(a, name: str) -> np.ndarray:
@@ -71,6 +71,13 @@ def edge_accuracy(scores, edges, threshold: float = 0.5) -> float:
 def edge_metrics(scores, edges, threshold: float = 0.5) -> dict:
     "`{'auroc': pooled AUROC, 'accuracy': accuracy at threshold}` of `(samples, nodes, nodes)` scores against edges."
     return {"auroc": edge_auroc(scores, edges), "accuracy": edge_accuracy(scores, edges, threshold)}
+
+# %% ../nbs/03_metrics.ipynb #fecfd44f
+def posterior_health(scores, margin: float = 0.01) -> dict:
+    "`{'edge_share', 'saturated_share'}` of edge probabilities `(samples, nodes, nodes)`: mean off-diagonal probability, and share within `margin` of 0 or 1."
+    p = matrix_to_edges(_to_numpy(scores, "scores"))
+    if ((p < 0) | (p > 1)).any(): raise ValueError("scores must be probabilities in [0, 1]")
+    return {"edge_share": float(p.mean()), "saturated_share": float(((p < margin) | (p > 1 - margin)).mean())}
 
 # %% ../nbs/03_metrics.ipynb #8d66e202
 def mse_per_horizon(preds, targets) -> np.ndarray:
