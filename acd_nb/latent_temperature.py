@@ -21,16 +21,17 @@ import torch.nn.functional as F
 from sklearn.metrics import roc_auc_score
 from torch import nn
 
+from .core import matrix_to_edges
 from .encoders import CNNEncoder, MLPEncoder
 from .infer import evaluate
 from .model import ACD, ACDConfig
 from .nn import init_linear
 
 # %% auto #0
-__all__ = ['TEMPERATURE_HEADS', 'TEMPERATURE_METHODS', 'uniform_posterior', 'kl_uniform_to_prior', 'LatentTemperatureConfig',
-           'TemperatureHead', 'FlatTemperatureHead', 'LatentTemperatureACD', 'temperature_categories',
-           'temperature_model', 'temperature_classes', 'temperature_metrics', 'plot_temperature_confusion',
-           'evaluate_latent']
+__all__ = ['TEMPERATURE_HEADS', 'TEMPERATURE_ORACLES', 'TEMPERATURE_METHODS', 'uniform_posterior', 'kl_uniform_to_prior',
+           'LatentTemperatureConfig', 'TemperatureHead', 'FlatTemperatureHead', 'LatentTemperatureACD',
+           'temperature_categories', 'temperature_model', 'temperature_classes', 'temperature_metrics',
+           'plot_temperature_confusion', 'evaluate_latent']
 
 # %% ../nbs/20_latent_temperature.ipynb #1d90bf44
 def uniform_posterior(params: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -48,6 +49,7 @@ def kl_uniform_to_prior(params: torch.Tensor) -> torch.Tensor:
 
 # %% ../nbs/20_latent_temperature.ipynb #612b6946
 TEMPERATURE_HEADS = ("cnn", "mlp")
+TEMPERATURE_ORACLES = (None, "temperature", "graph")
 
 @dataclass
 class LatentTemperatureConfig(ACDConfig):
@@ -58,6 +60,7 @@ class LatentTemperatureConfig(ACDConfig):
     temperature_head: str = "cnn"
     temperature_hidden: int | None = None
     n_nodes: int | None = None  # the "mlp" head only
+    oracle: str | None = None   # diagnosis only: "temperature" (true c given) or "graph" (true edges given)
 
     def __post_init__(self):
         super().__post_init__()
@@ -68,6 +71,8 @@ class LatentTemperatureConfig(ACDConfig):
             raise ValueError(f"unknown temperature_head {self.temperature_head!r}; choose one of {TEMPERATURE_HEADS}")
         if self.temperature_head == "mlp" and (self.n_nodes is None or self.n_nodes < 2 or self.n_steps is None):
             raise ValueError(f"the 'mlp' temperature head needs n_nodes >= 2 and n_steps, got {self.n_nodes} and {self.n_steps}")
+        if self.oracle not in TEMPERATURE_ORACLES:
+            raise ValueError(f"unknown oracle {self.oracle!r}; choose one of {TEMPERATURE_ORACLES}")
         if self.temperature_hidden is not None and self.temperature_hidden < 1:
             raise ValueError(f"temperature_hidden must be >= 1, got {self.temperature_hidden}")
 
@@ -127,6 +132,11 @@ class LatentTemperatureACD(ACD):
         return cls(cfg if isinstance(cfg, LatentTemperatureConfig) else LatentTemperatureConfig.from_dict(cfg))
 
     @property
+    def extra_inputs(self) -> tuple[str, ...]:
+        "Per-sample tensors `acd_nb.train.fit` passes to `loss` besides `x`: the truth an oracle is given (see `oracle_data`)."
+        return {"temperature": ("temperature",), "graph": ("true_edges",)}.get(self.cfg.oracle, ())
+
+    @property
     def prior_high(self) -> float:
         "Upper end `4 alpha` of the prior U(0, 4 alpha)."
         return 4.0 * self.cfg.alpha
@@ -159,7 +169,8 @@ class LatentTemperatureACD(ACD):
             return self.encoder(torch.cat([x, extra], dim=-1))
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
-        "Series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)` of q(z | x, c1)."
+        "Series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)` of q(z | x, c1); c1 from `use_temperature` when set, else from the head."
+        if self._fixed_temperature is not None: return self._edge_logits(x, self._fixed_temperature / self.prior_high)
         return self._edge_logits(x, self._unit_temperature(self.temperature_params(x)))
 
     @contextmanager
@@ -185,19 +196,32 @@ class LatentTemperatureACD(ACD):
         return kl_uniform_to_prior(params).mean()
 
     def loss(self, x: torch.Tensor, logits: torch.Tensor | None = None, hard: bool | None = None,
-             prediction_steps: int | None = None) -> dict:
-        "Negative ELBO with the latent temperature; see the list above for the returned dict."
+             prediction_steps: int | None = None, temperature: torch.Tensor | None = None,
+             true_edges: torch.Tensor | None = None) -> dict:
+        """Negative ELBO with the latent temperature; see the list above for the returned dict.
+
+        The oracles: a true `temperature (B,)` replaces the posterior sample (and its KL); true `true_edges (B, N, N)`
+        replace the edge sample, so only the temperature head learns from the NLL."""
         params = self.temperature_params(x)
-        unit = self._unit_temperature(params)
+        unit = self._unit_temperature(params) if temperature is None else temperature.float() / self.prior_high
         if logits is None: logits = self._edge_logits(x, unit)
         temperature = self.prior_high * unit
-        edges = self.sample_edges(logits, hard=not self.training if hard is None else hard)
+        if true_edges is None: edges = self.sample_edges(logits, hard=not self.training if hard is None else hard)
+        else: edges = F.one_hot(matrix_to_edges(true_edges).long(), self.cfg.n_edge_types).to(logits.dtype)
         pred = self.decode(x, edges, prediction_steps, temperature=temperature)
-        nll, kl_edges, kl_temp = self.nll(pred, x[:, :, 1:]), self.kl(logits, x.shape[1]), self.kl_temperature(params)
+        kl_temp = self.kl_temperature(params) if self.cfg.oracle != "temperature" else torch.zeros((), device=x.device)
+        nll, kl_edges = self.nll(pred, x[:, :, 1:]), self.kl(logits, x.shape[1])
         mean, half = uniform_posterior(params)
         return dict(loss=nll + kl_edges + kl_temp, nll=nll, kl=kl_edges + kl_temp, kl_edges=kl_edges, kl_temperature=kl_temp,
                     logits=logits, edges=edges, pred=pred, temperature=temperature,
                     temperature_low=self.prior_high * (mean - half), temperature_high=self.prior_high * (mean + half))
+
+    def oracle_data(self, split: dict) -> dict:
+        "Dict for `acd_nb.train.fit` from a dataset split (`x`, `edges`, `temperature`): `x`, `edges` and the truth the oracle needs."
+        data = {"x": split["x"], "edges": split["edges"]}
+        if "temperature" in self.extra_inputs: data["temperature"] = split["temperature"]
+        if "true_edges" in self.extra_inputs: data["true_edges"] = split["edges"]
+        return data
 
 # %% ../nbs/20_latent_temperature.ipynb #f942cda8
 TEMPERATURE_METHODS = ("latent", "mean", "none")
@@ -274,6 +298,9 @@ def evaluate_latent(model, x, edges, temperature=None, method: str = "enc", infe
     was_training = model.training
     model.eval()
     with torch.no_grad(): predicted = model.predict_temperature(x[:, :, :infer_steps])
+    if model.cfg.oracle == "temperature":
+        if temperature is None: raise ValueError("the temperature oracle is evaluated with the true temperature: pass temperature=")
+        predicted = torch.as_tensor(temperature, dtype=torch.float32, device=device)
     model.train(was_training)
     with model.use_temperature(predicted): res = evaluate(model, x, edges, method, infer_steps, **kwargs)
     res["predicted_temperature"] = predicted.cpu().tolist()

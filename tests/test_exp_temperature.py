@@ -22,6 +22,11 @@ def test_exp_temperature_latent_learns_edges_and_temperature(tmp_path):
     assert (tmp_path / "exp_temperature" / "auroc_mse_vs_alpha.png").stat().st_size > 10_000
     assert (tmp_path / "exp_temperature" / "temperature_prediction.png").stat().st_size > 10_000
     assert (tmp_path / "exp_temperature" / "learning_curves.png").stat().st_size > 10_000
+    # the oracles (acd_nb.latent_temperature, "Diagnosis"): given the true temperature, its temperature metrics
+    # are perfect by construction; given the true graph, the head learns the temperature from the physics alone
+    assert set(res["oracles"]) == {"temperature", "graph"} and {"oracle_temperature", "oracle_graph"} <= set(row)
+    assert row["oracle_temperature"]["temperature"]["correlation"] > 0.999
+    assert res["oracles"]["graph"]["correlation"]["mean"] > 0.2
     assert_claims(res, ["temperature.latent_best", "temperature.prediction"])
     assert res["claims"][0]["ours"].startswith("not measured")  # Mean was not run here
     assert not res["claims"][1]["holds"]  # the ci model has not learned the temperature yet
