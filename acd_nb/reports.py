@@ -18,7 +18,7 @@ import numpy as np
 from .metrics import summarise
 
 # %% auto #0
-__all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain',
+__all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain', 'overtakes',
            'plot_learning_curves', 'model_minutes', 'load_reports', 'report_link', 'claims_markdown',
            'results_markdown']
 
@@ -81,6 +81,14 @@ def late_gain(curve: dict, fraction: float = 0.2) -> float:
     if minutes.size < 2: return math.nan
     before = np.flatnonzero(minutes <= minutes[-1] * (1 - fraction))
     return float(auroc[-1] - auroc[before[-1] if before.size else 0])
+
+def overtakes(leader: dict, follower: dict) -> float | None:
+    "First training minute of `leader`'s curve from which its validation AUROC stays above `follower`'s (interpolated at the same minutes); None if it ends below."
+    minutes, auroc = np.asarray(leader["minutes"], dtype=float), np.asarray(leader["valid_auroc"], dtype=float)
+    other = np.interp(minutes, np.asarray(follower["minutes"], dtype=float), np.asarray(follower["valid_auroc"], dtype=float))
+    below = np.flatnonzero(~(auroc > other))
+    if below.size and below[-1] == minutes.size - 1: return None
+    return float(minutes[below[-1] + 1 if below.size else 0])
 
 # %% ../nbs/04_reports.ipynb #887f5901
 def plot_learning_curves(curves: dict, ax=None, title: str = "validation AUROC during training"):

@@ -108,7 +108,10 @@ def load_checkpoint(path, map_location="cpu") -> dict:
 @torch.no_grad()
 def evaluate_loss(model, x: torch.Tensor, edges: torch.Tensor | None = None, batch_size: int = 256,
                   extras: dict[str, torch.Tensor] | None = None) -> dict:
-    "Mean loss terms over `x` `(samples, nodes, time, features)` in eval mode, and pooled AUROC when `edges` is given."
+    """Mean loss terms over `x` `(samples, nodes, time, features)` in eval mode, and pooled AUROC when `edges` is given.
+
+    `edges (samples, n, n)` may cover only the first `n` nodes of the model's graph (the observed series of a model
+    that adds hidden ones, `acd_nb.latent_unobserved`): the AUROC is then that block's."""
     was_training = model.training
     model.eval()
     totals, probs, extras = {}, [], extras or {}
@@ -119,7 +122,9 @@ def evaluate_loss(model, x: torch.Tensor, edges: torch.Tensor | None = None, bat
         probs.append(model.edge_probs(out["logits"].float()))
     model.train(was_training)
     res = {k: float(v) / len(x) for k, v in totals.items()}
-    if edges is not None: res["auroc"] = edge_auroc(torch.cat(probs).cpu(), edges.cpu())
+    if edges is not None:
+        n = edges.shape[1]
+        res["auroc"] = edge_auroc(torch.cat(probs)[:, :n, :n].cpu(), edges.cpu())
     return res
 
 # %% ../nbs/14_train.ipynb #ff5a4836
