@@ -131,7 +131,7 @@ class UnobservedACD(ACD):
         if kind == "none": raise ValueError("hidden_model='none' has no stand-in for the hidden series")
         if kind == "observed": return x[:, n:]
         if kind == "mean": return x.mean(1, keepdim=True).expand(-1, self.cfg.n_hidden, -1, -1)
-        return self.hidden_net(x)
+        with self.autocast(x.device.type): return self.hidden_net(x).float()
 
     def complete(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         "Completed series `(B, M, T, D)` that the encoder and decoder see, and the imputed part `(B, H, T, D)` (None if nothing is imputed)."
