@@ -149,6 +149,12 @@ def test_exp_netsim_table2(tmp_path):
     assert again["per_seed"] == res["per_seed"]
     with pytest.raises(Exception, match="other settings"):
         run_experiment("exp_netsim", tmp_path, tta_lr=0.03, tta_steps=50)
+    # restarts: seed 0 reuses its fit and adds the fit of seed 1000, keeping the one with the lower NLL
+    both = run_experiment("exp_netsim", tmp_path, tta_lr=0.02, tta_steps=50, restarts=2)
+    row = both["per_seed"][0]
+    assert [f["seed"] for f in row["fits"]] == [0, 1000] and row["single_auroc"] == res["per_seed"][0]["auroc"]
+    assert row["nll"] == min(f["nll"] for f in row["fits"]) and both["spread"]["fits"] == 2
+    assert "lowest-NLL of 2 fits" in both["claims"][0]["text"]
 
 
 def test_exp_granger_claim(tmp_path):
