@@ -22,9 +22,8 @@ from sklearn.metrics import roc_auc_score
 from torch import nn
 
 from .core import matrix_to_edges
-from .encoders import CNNEncoder, MLPEncoder
 from .infer import evaluate
-from .model import ACD, ACDConfig
+from .model import ACD, ACDConfig, build_encoder
 from .nn import init_linear
 
 # %% auto #0
@@ -107,29 +106,20 @@ class FlatTemperatureHead(nn.Module):
             raise ValueError(f"the 'mlp' temperature head was built for (nodes, time, features) = {self.shape}, got {tuple(x.shape[1:])}")
         return self.mlp(x.flatten(1))
 
-def _edge_encoder(cfg: LatentTemperatureConfig) -> nn.Module:
-    "The edge encoder named by `cfg.encoder`, with one extra input feature for the temperature."
-    kw = dict(hidden=cfg.hidden, n_edge_types=cfg.n_edge_types, batch_norm=cfg.batch_norm, dropout=cfg.dropout)
-    if cfg.encoder == "mlp": return MLPEncoder(cfg.n_steps, cfg.n_features + 1, **kw)
-    return CNNEncoder(cfg.n_features + 1, **kw)
-
 class LatentTemperatureACD(ACD):
     "ACD with a uniform latent temperature: head -> U(4a(m1-w1), 4a(m1+w1)); sample -> encoder (detached) and springs decoder."
+    config_cls = LatentTemperatureConfig
+
     def __init__(self, cfg: LatentTemperatureConfig | None = None, **kwargs):
-        if cfg is None: cfg = LatentTemperatureConfig(**kwargs)
-        elif kwargs: raise ValueError("pass either a LatentTemperatureConfig or keyword arguments, not both")
-        if not isinstance(cfg, LatentTemperatureConfig):
-            raise ValueError(f"cfg must be a LatentTemperatureConfig, got {type(cfg).__name__}")
-        super().__init__(cfg)
-        self.encoder = _edge_encoder(cfg)
+        super().__init__(cfg, **kwargs)
+        cfg = self.cfg
+        # the edge encoder reads the temperature as one more feature; it replaces the base model's encoder,
+        # built after it so that a seed initialises every part as it always did
+        self.encoder = build_encoder(cfg, n_features=cfg.n_features + 1)
         hidden = cfg.temperature_hidden or cfg.hidden
         self.temperature_head = (TemperatureHead(cfg.n_features, hidden, dropout=cfg.dropout) if cfg.temperature_head == "cnn"
                                  else FlatTemperatureHead(cfg.n_nodes, cfg.n_steps, cfg.n_features, hidden, cfg.dropout))
         self._fixed_temperature = None
-
-    @classmethod
-    def from_config(cls, cfg: LatentTemperatureConfig | dict) -> LatentTemperatureACD:
-        return cls(cfg if isinstance(cfg, LatentTemperatureConfig) else LatentTemperatureConfig.from_dict(cfg))
 
     @property
     def extra_inputs(self) -> tuple[str, ...]:

@@ -74,17 +74,13 @@ IMPUTING = ("supervised", "latent", "mean")
 
 class UnobservedACD(ACD):
     "ACD on observed series completed by a stand-in for `n_hidden` hidden series; see `UnobservedConfig.hidden_model`."
+    config_cls = UnobservedConfig
+
     def __init__(self, cfg: UnobservedConfig | None = None, **kwargs):
-        if cfg is None: cfg = UnobservedConfig(**kwargs)
-        elif kwargs: raise ValueError("pass either an UnobservedConfig or keyword arguments, not both")
-        if not isinstance(cfg, UnobservedConfig): raise ValueError(f"cfg must be an UnobservedConfig, got {type(cfg).__name__}")
-        super().__init__(cfg)
+        super().__init__(cfg, **kwargs)
+        cfg = self.cfg
         if cfg.hidden_model in ("latent", "supervised"):
             self.hidden_net = HiddenSeriesLSTM(cfg.n_observed, cfg.n_hidden, cfg.n_features, cfg.lstm_hidden, cfg.lstm_layers)
-
-    @classmethod
-    def from_config(cls, cfg: UnobservedConfig | dict) -> UnobservedACD:
-        return cls(cfg if isinstance(cfg, UnobservedConfig) else UnobservedConfig.from_dict(cfg))
 
     @property
     def extra_inputs(self) -> tuple[str, ...]:

@@ -85,11 +85,12 @@ class ACDConfig:
         return cls(**d)
 
 # %% ../nbs/13_model.ipynb #11dcbad2
-def build_encoder(cfg: ACDConfig) -> nn.Module:
-    "Encoder named by `cfg.encoder`."
+def build_encoder(cfg: ACDConfig, n_features: int | None = None) -> nn.Module:
+    "Encoder named by `cfg.encoder`, reading `n_features` input features per step (default `cfg.n_features`)."
     kw = dict(hidden=cfg.hidden, n_edge_types=cfg.n_edge_types, batch_norm=cfg.batch_norm, dropout=cfg.dropout)
-    if cfg.encoder == "mlp": return MLPEncoder(cfg.n_steps, cfg.n_features, **kw)
-    return CNNEncoder(cfg.n_features, **kw)
+    n_features = cfg.n_features if n_features is None else n_features
+    if cfg.encoder == "mlp": return MLPEncoder(cfg.n_steps, n_features, **kw)
+    return CNNEncoder(n_features, **kw)
 
 def build_decoder(cfg: ACDConfig) -> nn.Module:
     "Decoder named by `cfg.decoder`."
@@ -102,10 +103,14 @@ def build_decoder(cfg: ACDConfig) -> nn.Module:
 
 class ACD(nn.Module):
     "Amortized causal discovery model: encoder $q_\\phi(z|x)$ + decoder $p_\\theta(x^{t+1}|x^t, z)$ + ELBO."
+    config_cls = ACDConfig  # a variant sets its own config class; construction and `from_config` check against it
+
     def __init__(self, cfg: ACDConfig | None = None, **kwargs):
         super().__init__()
-        if cfg is None: cfg = ACDConfig(**kwargs)
-        elif kwargs: raise ValueError("pass either an ACDConfig or keyword arguments, not both")
+        name = self.config_cls.__name__
+        if cfg is None: cfg = self.config_cls(**kwargs)
+        elif kwargs: raise ValueError(f"pass either a config ({name}) or keyword arguments, not both")
+        if not isinstance(cfg, self.config_cls): raise ValueError(f"cfg must be an instance of {name}, got {type(cfg).__name__}")
         self.cfg = cfg
         self.encoder, self.decoder = build_encoder(cfg), build_decoder(cfg)
         log_prior = torch.full((cfg.n_edge_types,), -math.log(cfg.n_edge_types)) if cfg.prior is None \
@@ -114,7 +119,8 @@ class ACD(nn.Module):
 
     @classmethod
     def from_config(cls, cfg: ACDConfig | dict) -> ACD:
-        return cls(cfg if isinstance(cfg, ACDConfig) else ACDConfig.from_dict(cfg))
+        "The model of a config object or of its `to_dict()` form (as stored in checkpoints)."
+        return cls(cfg if isinstance(cfg, cls.config_cls) else cls.config_cls.from_dict(cfg))
 
     def autocast(self, device_type: str = "cpu"):
         "bf16 autocast context when `cfg.dtype == 'bf16'`, else a no-op."
