@@ -27,7 +27,7 @@ from .sims import SimConfig, add_observation_noise, simulate
 
 # %% auto #0
 __all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
-           'load_dataset', 'SeriesDataset', 'make_loader', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
+           'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -211,34 +211,6 @@ def load_dataset(cfg: DatasetConfig | str | Path, verbose: bool = False) -> Data
     return DatasetSplits(**splits, normalizer=normalizer, config=meta["config"], path=folder)
 
 # %% ../nbs/02_data.ipynb #356221f5
-class SeriesDataset(torch.utils.data.Dataset):
-    "Series `(samples, nodes, time, features)` and graphs `(samples, nodes, nodes)` held as tensors once; items are `(x, edges)`."
-    def __init__(self, x, edges=None):
-        check_series(x)
-        self.x = torch.as_tensor(x, dtype=torch.float32)
-        n, nodes = self.x.shape[:2]
-        self.edges = torch.full((n, nodes, nodes), -1, dtype=torch.int8) if edges is None else torch.as_tensor(edges)
-        if tuple(self.edges.shape) != (n, nodes, nodes):
-            raise ValueError(f"edges shape {tuple(self.edges.shape)} does not match x: expected {(n, nodes, nodes)}")
-
-    @classmethod
-    def from_split(cls, split: dict) -> SeriesDataset:
-        "From one split of `load_dataset` (a dict with `x` and `edges`)."
-        return cls(split["x"], split["edges"])
-
-    def __len__(self) -> int: return len(self.x)
-    def __getitem__(self, idx):
-        "One sample for an int index, a batch for a list or tensor of indices."
-        if isinstance(idx, list): idx = torch.as_tensor(idx)  # indexing with a tensor is faster than with a list
-        return self.x[idx], self.edges[idx]
-
-def make_loader(ds: SeriesDataset, batch_size: int, shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> torch.utils.data.DataLoader:
-    "`DataLoader` yielding `(x, edges)` batches by one indexing per batch, seeded shuffling, no workers."
-    generator = torch.Generator().manual_seed(seed)
-    order = torch.utils.data.RandomSampler(ds, generator=generator) if shuffle else torch.utils.data.SequentialSampler(ds)
-    batches = torch.utils.data.BatchSampler(order, batch_size, drop_last)
-    return torch.utils.data.DataLoader(ds, sampler=batches, batch_size=None, num_workers=0)
-
 def epoch_batches(n_samples: int, batch_size: int, seed: int, epoch: int, device=None) -> list[torch.Tensor]:
     "Index batches of one epoch: a permutation seeded by `(seed, epoch)` cut into `batch_size` slices (the last may be short)."
     if batch_size < 1: raise ValueError(f"batch_size must be at least 1, got {batch_size}")
