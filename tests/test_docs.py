@@ -106,6 +106,16 @@ def test_api_reference_has_signatures_and_docstrings(site):
     assert (site / "search" / "search_index.json").exists()
 
 
+def test_module_docstring_links_resolve(site):
+    "Each module's docstring ends with nbdev's `Docs: <site>/<page>.html.md` link; that page is on the site."
+    for module in MODULES:
+        doc = ast.get_docstring(ast.parse((ROOT / "acd_nb" / f"{module}.py").read_text())) or ""
+        links = re.findall(r"Docs: (\S+)", doc)
+        assert links, f"acd_nb.{module} has no Docs link"
+        page = site / links[-1].rsplit("/", 1)[1]
+        assert page.is_file() and page.stat().st_size > 500, f"acd_nb.{module} links to {page.name}, which the site lacks"
+
+
 def screenshot(page, png, tmp_path):
     "Render a page with headless Chromium to a PNG; returns it as a grey-level array."
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -274,6 +274,19 @@ def api_pages(src: Path) -> list[str]:
     return pages
 
 
+def markdown_pages(site_dir: Path, names: list[str]):
+    """The `Docs:` link nbdev writes into each module's docstring (`<module>.html.md`, nbdev's name for a page as
+    markdown): the library notebook's markdown and code cells, so the link resolves on this site too."""
+    from nbdev.config import nbpath2docurl
+    for name in names:
+        url = nbpath2docurl(NBS / f"{name}.ipynb")
+        if not url or name == "index" or name.startswith("exp_"): continue
+        nb = nbformat.read(NBS / f"{name}.ipynb", as_version=4)
+        parts = [c.source if c.cell_type == "markdown" else f"```python\n{c.source}\n```" for c in nb.cells
+                 if c.source.strip() and not c.source.lstrip().startswith("#| hide")]
+        (site_dir / url.rsplit("/", 1)[1]).write_text("\n\n".join(parts) + "\n")
+
+
 def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
     "Execute, process and render; returns {'pages': {name: title}, 'seconds': {...}}."
     from mkdocs.commands.build import build as mkdocs_build
@@ -324,6 +337,7 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
     logging.getLogger("traitlets").addFilter(lambda r: not r.getMessage().startswith("Alternative text is missing"))
     cfg = load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(src), site_dir=str(site_dir), nav=nav)
     mkdocs_build(cfg)
+    markdown_pages(site_dir, names)
     seconds = {"execute": round(t_exec, 1), "total": round(time.perf_counter() - t0, 1)}
     print(f"site: {site_dir} ({len(names)} notebook pages); execute {seconds['execute']:.0f} s, total {seconds['total']:.0f} s", flush=True)
     return {"pages": titles, "seconds": seconds}
