@@ -1,6 +1,7 @@
 """Batched, seeded simulators of the two physics datasets of the paper (springs "particles" and
 Kuramoto oscillators) with directed causal graphs, plus observation noise, a hidden temperature,
-unobserved particles and a plotting helper for trajectories and (inferred) causal graphs.
+unobserved particles and a plotting helper for trajectories and (inferred) causal graphs; and the
+Lorenz-96 and sparse VAR(3) benchmarks of the neural Granger baselines' own papers.
 
 Docs: https://acd-nb.github.io/acd_nb/sims.html.md"""
 
