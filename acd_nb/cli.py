@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .core import PRESETS, atomic_folder, atomic_path, get_preset, seed_everything, write_json
+from .core import PRESETS, atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
 from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .reports import PAPER
@@ -37,13 +37,7 @@ __all__ = ['WRITTEN_BY_ACD', 'GRAPH_DRAWING_MAX_NODES', 'PAPER_AUROC', 'evaluate
 # %% ../nbs/40_cli.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
     "`{'mean', 'ci95', 'n'}` of a `summarise` result, JSON-safe: `ci95` None for one value, `mean` None for none."
-    undefined = lambda v: v is None or not np.isfinite(v)
-    return {"mean": None if s["n"] == 0 else s["mean"], "ci95": None if undefined(s["ci95"]) else s["ci95"], "n": s["n"]}
-
-def _fmt_ci(s: dict, sci: bool = False) -> str:
-    if s["mean"] is None: return "–"
-    if not sci: return format_ci(s["mean"], float("nan") if s["ci95"] is None else s["ci95"])
-    return f"{s['mean']:.3g}" + ("" if s["ci95"] is None else f" ± {s['ci95']:.2g}")
+    return to_json_safe({"mean": None if s["n"] == 0 else s["mean"], "ci95": s["ci95"], "n": s["n"]})
 
 def evaluate_model(loaded: LoadedModel, x, edges, method: str = "enc", steps: int | None = None, lr: float | None = None,
                    progress: bool = False) -> tuple[dict, dict]:
@@ -65,13 +59,13 @@ def evaluate_model(loaded: LoadedModel, x, edges, method: str = "enc", steps: in
 
 def format_evaluation(res: dict) -> str:
     "Lines printed by `acd evaluate`: AUROC, accuracy and MSE with 95% CIs over test samples."
-    lines = [f"  AUROC     {_fmt_ci(res['auroc_per_sample'])} (mean over {res['auroc_per_sample']['n']} samples ± 95% CI; "
+    lines = [f"  AUROC     {format_ci(res['auroc_per_sample'])} (mean over {res['auroc_per_sample']['n']} samples ± 95% CI; "
              f"pooled over all edges {res['auroc']:.3f})",
-             f"  accuracy  {_fmt_ci(res['accuracy'])} (probability > 0.5)"]
+             f"  accuracy  {format_ci(res['accuracy'])} (probability > 0.5)"]
     if "mse_1" in res:
-        lines.append(f"  MSE       free-running: step 1 {_fmt_ci(res['mse_1'], True)}, step 10 {_fmt_ci(res['mse_10'], True)}, "
-                     f"mean of {res['horizon']} steps {_fmt_ci(res['mse_all'], True)}; "
-                     f"truth fed back every 10 steps {_fmt_ci(res['mse_teacher_10'], True)}")
+        lines.append(f"  MSE       free-running: step 1 {format_ci(res['mse_1'], sci=True)}, step 10 {format_ci(res['mse_10'], sci=True)}, "
+                     f"mean of {res['horizon']} steps {format_ci(res['mse_all'], sci=True)}; "
+                     f"truth fed back every 10 steps {format_ci(res['mse_teacher_10'], sci=True)}")
     return "\n".join(lines)
 
 # %% ../nbs/40_cli.ipynb #c6e4dd32
@@ -345,7 +339,7 @@ def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int,
             entry["methods"][method] = res
             card = (card_test.get(method) or {}).get("auroc")
             paper = PAPER_AUROC.get(system) if method == "enc" else None
-            print(f"  {'Enc' if method == 'enc' else 'Enc+TTA':8s} {res['auroc']:7.3f} {_fmt_ci(res['auroc_per_sample']):>17s} "
+            print(f"  {'Enc' if method == 'enc' else 'Enc+TTA':8s} {res['auroc']:7.3f} {format_ci(res['auroc_per_sample']):>17s} "
                   f"{res['accuracy']['mean']:9.3f} {'' if card is None else f'{card:.3f}':>10s} "
                   f"{'' if paper is None else f'{paper:.3f}':>6s} {res['seconds']:8.1f}")
         results[loaded.name] = entry

@@ -109,11 +109,13 @@ def summarise(values) -> dict:
     mean, ci = mean_ci(values)
     return {"mean": mean, "ci95": ci, "n": values.size, "values": values.tolist()}
 
-def format_ci(mean: float | dict, ci95: float | None = None, digits: int = 3) -> str:
-    "`'0.952 ± 0.003'` from a mean and half-width, or from a `summarise` dict; the mean alone when the half-width is `nan`."
-    if isinstance(mean, dict): mean, ci95 = mean["mean"], mean["ci95"]
-    if ci95 is None or math.isnan(ci95): return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {ci95:.{digits}f}"
+def format_ci(mean: float | dict | None, ci95: float | None = None, digits: int = 3, sci: bool = False) -> str:
+    "`'0.952 ± 0.003'` from a mean and half-width or a `summarise` dict: the mean alone without a half-width, `–` without a mean; `sci`: significant digits (for errors such as MSE)."
+    if isinstance(mean, dict): mean, ci95 = mean["mean"], mean.get("ci95")
+    if mean is None: return "–"
+    spec, ci_spec = (".3g", ".2g") if sci else (f".{digits}f", f".{digits}f")
+    if ci95 is None or math.isnan(ci95): return f"{mean:{spec}}"
+    return f"{mean:{spec}} ± {ci95:{ci_spec}}"
 
 # %% ../nbs/03_metrics.ipynb #66cce5a3
 def graph_stats(edges: np.ndarray) -> dict:

@@ -8,7 +8,6 @@ Docs: https://acd-nb.github.io/acd_nb/pretrained.html.md"""
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
 import tempfile
@@ -19,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 import acd_nb
-from .core import atomic_folder, check_series
+from .core import atomic_folder, check_series, to_json_safe
 from .data import Normalizer
+from .metrics import format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, simulate
 from .train import load_checkpoint, save_checkpoint
@@ -214,19 +214,13 @@ def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: 
     return notes
 
 # %% ../nbs/41_pretrained.ipynb #86237f40
-def _finite_or_none(v):
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
 def summarise_evaluation(res: dict) -> dict:
     "Card fields of an `acd_nb.infer.evaluate` result: pooled AUROC, per-sample AUROC mean / 95% CI / count, accuracy, prediction MSE."
     per_sample = res["auroc_per_sample"]
-    out = {"auroc": res["auroc"], "auroc_mean": per_sample["mean"], "auroc_ci95": _finite_or_none(per_sample["ci95"]),
+    out = {"auroc": res["auroc"], "auroc_mean": per_sample["mean"], "auroc_ci95": to_json_safe(per_sample["ci95"]),
            "auroc_n": per_sample["n"], "accuracy": res["accuracy"]}
     if "mse_free" in res: out.update(mse_free_1=res["mse_free"][0], mse_teacher_10=res["mse_teacher_10"])
     return out
-
-def _fmt(v, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 def render_card(card: dict) -> str:
     "Markdown model card from a `card.json` dict."
@@ -250,9 +244,9 @@ def render_card(card: dict) -> str:
              "", "## Model and training", "",
              f"Encoder `{model.get('encoder')}`, decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
              f"{model.get('n_edge_types')} edge types, {model.get('dtype')}. Preset `{card.get('preset')}`: "
-             f"{training.get('epochs')} of {train.get('epochs')} epochs in {_fmt(training.get('minutes'), 1)} minutes "
+             f"{training.get('epochs')} of {train.get('epochs')} epochs in {format_ci(training.get('minutes'), digits=1)} minutes "
              f"(budget {train.get('minutes')}), batch {train.get('batch_size')}, lr {train.get('lr')}; weights of the epoch "
-             f"with the lowest validation loss ({training.get('best_epoch')}, validation AUROC {_fmt(training.get('best_valid_auroc'))}).",
+             f"with the lowest validation loss ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))}).",
              ""]
     test = card.get("test")
     if test:
@@ -264,7 +258,7 @@ def render_card(card: dict) -> str:
             if method not in test: continue
             r, paper = test[method], (card.get("paper") or {}).get(method)
             ci = f"{r['auroc_mean']:.3f}" + (f" ± {r['auroc_ci95']:.3f}" if r.get("auroc_ci95") is not None else "")
-            lines.append(f"| {label} | {r['auroc']:.3f} | {ci} | {r['accuracy']:.3f} | {_fmt(paper)} |")
+            lines.append(f"| {label} | {r['auroc']:.3f} | {ci} | {r['accuracy']:.3f} | {format_ci(paper)} |")
         lines.append("")
     norm = card.get("normalizer") or {}
     lines += ["## Input scaling", "", "Each feature group is mapped to [-1, 1] by the training split's minimum and maximum:", "",
