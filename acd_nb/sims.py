@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'RNG_BLOCK', 'SimConfig', 'sample_edges', 'simulate', 'add_observation_noise', 'simulate_lorenz96',
+__all__ = ['SYSTEMS', 'RNG_BLOCK', 'SimConfig', 'random_graphs', 'simulate', 'add_observation_noise', 'simulate_lorenz96',
            'simulate_sparse_var', 'plot_graph', 'plot_sample']
 
 # %% ../nbs/01_sims.ipynb #dcebd831
@@ -93,7 +93,7 @@ def _block_draws(n_samples: int, seed: int, draw) -> list[np.ndarray]:
         blocks.append(draw(rngs, RNG_BLOCK))
     return [np.concatenate(parts)[:n_samples] for parts in zip(*blocks)]
 
-def sample_edges(rng: np.random.Generator, n_samples: int, n_nodes: int, edge_prob: float) -> np.ndarray:
+def random_graphs(rng: np.random.Generator, n_samples: int, n_nodes: int, edge_prob: float) -> np.ndarray:
     "Directed graphs `(n_samples, n_nodes, n_nodes)` int8: each ordered pair i != j is an edge i -> j with probability `edge_prob`."
     edges = (rng.random((n_samples, n_nodes, n_nodes)) < edge_prob).astype(np.int8)
     edges[:, np.arange(n_nodes), np.arange(n_nodes)] = 0
@@ -144,7 +144,7 @@ def _springs_draw(cfg: SimConfig):
     m = cfg.n_total
     def draw(rngs, n):
         rng_graph, rng_state, rng_param = rngs
-        edges = sample_edges(rng_graph, n, m, cfg.edge_prob)
+        edges = random_graphs(rng_graph, n, m, cfg.edge_prob)
         loc = cfg.loc_std * rng_state.standard_normal((n, m, 2))
         direction = rng_state.standard_normal((n, m, 2))
         vel = cfg.vel_norm * direction / np.linalg.norm(direction, axis=-1, keepdims=True)
@@ -222,7 +222,7 @@ def _kuramoto_draw(cfg: SimConfig):
     m = cfg.n_total
     def draw(rngs, n):
         rng_graph, rng_state, rng_param = rngs
-        edges = sample_edges(rng_graph, n, m, cfg.edge_prob)
+        edges = random_graphs(rng_graph, n, m, cfg.edge_prob)
         phi0 = 2 * np.pi * rng_state.random((n, m))
         omega = cfg.omega_low + (cfg.omega_high - cfg.omega_low) * rng_param.random((n, m))
         return edges, phi0, omega
