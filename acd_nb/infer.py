@@ -35,11 +35,12 @@ def frozen(model, train_decoder: bool = False):
 
 def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: int = 1000, lr: float = 0.1,
         shared: bool = False, train_decoder: bool = False, seed: int = 0, progress: bool = True,
-        batch_size: int | None = None, window: int | None = None) -> torch.Tensor:
+        batch_size: int | None = None, window: int | None = None, losses: list | None = None) -> torch.Tensor:
     """Fit edge-type logits `(B, N(N-1), K)` (or `(1, ...)` with `shared`) to series `x (B, N, T, D)` through the frozen decoder.
 
     `init_logits=None` starts from a unit Gaussian (TTA); pass the encoder's logits for Enc+TTA.
-    With `shared`, each step may use `batch_size` random samples and a random crop of `window` time steps."""
+    With `shared`, each step may use `batch_size` random samples and a random crop of `window` time steps.
+    A `losses` list gets each step's loss appended (one device sync per step, so only when asked)."""
     check_series(x)
     if steps < 0: raise ValueError(f"steps must be >= 0, got {steps}")
     if (batch_size is not None or window is not None) and not shared:
@@ -67,8 +68,10 @@ def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: 
                 start = int(torch.randint(x.shape[2] - window + 1, (1,), generator=gen))
                 batch = batch[:, :, start:start + window]
             opt.zero_grad(set_to_none=True)
-            model.loss(batch, logits=logits.expand(batch.shape[0], -1, -1), hard=False)["loss"].backward()
+            loss = model.loss(batch, logits=logits.expand(batch.shape[0], -1, -1), hard=False)["loss"]
+            loss.backward()
             opt.step()
+            if losses is not None: losses.append(float(loss.detach()))
     return logits.detach()
 
 # %% ../nbs/15_infer.ipynb #a31e5ff3
