@@ -22,7 +22,33 @@ from .decoders import GRUDecoder, KuramotoSimDecoder, MLPDecoder, SpringsSimDeco
 from .encoders import CNNEncoder, MLPEncoder
 
 # %% auto #0
-__all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'ACDConfig', 'build_encoder', 'build_decoder', 'ACD']
+__all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder', 'ACD']
+
+# %% ../nbs/13_model.ipynb #d2649d74
+def draw_architecture(ax=None):
+    "Block diagram of ACD (encoder, edge samples, decoder, ELBO, test-time adaptation) on `ax`; returns the axes."
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+    ax = ax if ax is not None else plt.subplots(figsize=(12, 3.4))[1]
+    boxes = [(1.0, "series $x$\n(B, N, T, D)", "0.92"),
+             (3.1, "encoder $q_\\phi(z \\mid x)$\nnode → edge → node → edge\n(MLP or CNN per series)", "#cfe2f3"),
+             (5.2, "edge logits\n(B, N(N−1), K)", "0.92"),
+             (7.3, "Gumbel-softmax\nsample $z$ (τ)", "#fce5cd"),
+             (9.4, "decoder $p_\\theta(x^{t+1} \\mid x^t, z)$\nmessages per edge type\n(type 0: no message)", "#d9ead3"),
+             (11.5, "prediction $\\hat x^{2..T}$\n(B, N, T−1, D)", "0.92")]
+    for x, text, color in boxes:
+        ax.add_patch(FancyBboxPatch((x - 0.9, 1.4), 1.8, 1.2, boxstyle="round,pad=0.05", fc=color, ec="0.3"))
+        ax.text(x, 2.0, text, ha="center", va="center", fontsize=8)
+    arrow = dict(arrowstyle="-|>", color="0.25", lw=1.2)
+    for (x0, _, _), (x1, _, _) in zip(boxes, boxes[1:]): ax.annotate("", (x1 - 0.95, 2.0), (x0 + 0.95, 2.0), arrowprops=arrow)
+    ax.annotate("", (9.4, 2.65), (1.0, 2.65), arrowprops=dict(arrowstyle="-|>", color="0.45", lw=1, ls="--",
+                                                                connectionstyle="arc,angleA=90,angleB=90,armA=18,armB=18,rad=6"))
+    ax.text(5.2, 3.0, "$x^t$ (teacher forcing every k steps)", ha="center", fontsize=8, color="0.35")
+    ax.text(6.25, 0.75, "loss = Gaussian NLL($\\hat x$, $x$)  +  KL($q_\\phi(z \\mid x)$ ‖ prior)", ha="center", fontsize=9)
+    ax.text(6.25, 0.25, "test-time adaptation: optimise the edge logits of one sample through the frozen decoder",
+            ha="center", fontsize=8, color="0.35", style="italic")
+    ax.set_xlim(-0.1, 12.6); ax.set_ylim(0, 3.5); ax.axis("off")
+    return ax
 
 # %% ../nbs/13_model.ipynb #02d2ad60
 ENCODERS = ("mlp", "cnn")

@@ -1,6 +1,6 @@
 """Write README.md from nbs/index.ipynb, offline (nbdev-readme needs Quarto, which cannot be installed here).
 
-Cells marked `#| hide` are left out, nbdev directive lines are dropped from code cells, and the
+Cells marked `#| hide` or `#| echo: false` (figures for the docs site) are left out, nbdev directive lines are dropped from code cells, and the
 notebook's text outputs are kept. The marker `<!-- claims -->` becomes the table of the paper's claims as the
 committed reports (`reports/<scale>/<experiment>/results.json`) state them. It also writes the package docstring
 (`acd_nb/__init__.py`): the list of modules, each with the summary of its own docstring, so it cannot go stale.
@@ -32,7 +32,8 @@ def render_readme(nb_path: Path = ROOT / "nbs" / "index.ipynb", reports_root: Pa
     cells = []
     for cell in nb.cells:
         if cell.cell_type == "code":
-            if any(d.startswith("hide") for d in _directives(cell.source)): continue
+            # hidden cells, and `echo: false` cells (figures for the docs site, which a README cannot show)
+            if any(d.startswith("hide") or d.replace(" ", "") == "echo:false" for d in _directives(cell.source)): continue
             cell.source = "\n".join(l for l in cell.source.splitlines() if not l.startswith("#| ")).strip()
             if not cell.source: continue
         cells.append(cell)
