@@ -190,9 +190,13 @@ class LatentTemperatureACD(ACD):
              true_edges: torch.Tensor | None = None) -> dict:
         """Negative ELBO with the latent temperature; see the list above for the returned dict.
 
-        The oracles: a true `temperature (B,)` replaces the posterior sample (and its KL); true `true_edges (B, N, N)`
-        replace the edge sample, so only the temperature head learns from the NLL."""
+        A `temperature (B,)` (an oracle's truth, else the one fixed by `use_temperature`) replaces the posterior sample;
+        the temperature oracle has no temperature KL. True `true_edges (B, N, N)` replace the edge sample, so only the
+        temperature head learns from the NLL."""
         params = self.temperature_params(x)
+        if temperature is None: temperature = self._fixed_temperature
+        if temperature is None and self.cfg.oracle == "temperature":
+            raise ValueError("the temperature oracle needs the true temperature: pass temperature= or use `use_temperature`")
         unit = self._unit_temperature(params) if temperature is None else temperature.float() / self.prior_high
         if logits is None: logits = self._edge_logits(x, unit)
         temperature = self.prior_high * unit
@@ -292,6 +296,7 @@ def evaluate_latent(model, x, edges, temperature=None, method: str = "enc", infe
         if temperature is None: raise ValueError("the temperature oracle is evaluated with the true temperature: pass temperature=")
         predicted = torch.as_tensor(temperature, dtype=torch.float32, device=device)
     model.train(was_training)
+    kwargs.setdefault("batch_size", len(x))  # one chunk: the fixed temperature covers every sample
     with model.use_temperature(predicted): res = evaluate(model, x, edges, method, infer_steps, **kwargs)
     res["predicted_temperature"] = predicted.cpu().tolist()
     if temperature is not None: res["temperature"] = temperature_metrics(predicted, temperature, model.cfg.alpha)

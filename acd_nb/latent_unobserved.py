@@ -114,7 +114,7 @@ class UnobservedACD(ACD):
 
     def training_data(self, split: dict) -> dict:
         """Dict for `acd_nb.train.fit` from a dataset split (`x`, `edges`, `hidden_x`, `full_edges`): `x`, `hidden` when needed, and
-        `edges`: the full graph for `observed`, else the observed block, so every method's validation AUROC scores the same edges."""
+        `edges`: the full graph for `observed`, else the observed block, which `fit`'s validation AUROC then scores."""
         data = {"x": self.model_input(split["x"], split.get("hidden_x")).numpy()}
         if "hidden" in self.extra_inputs: data["hidden"] = split["hidden_x"]
         data["edges"] = split["full_edges"] if self.cfg.hidden_model == "observed" else split["edges"]

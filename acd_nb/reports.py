@@ -83,8 +83,11 @@ def late_gain(curve: dict, fraction: float = 0.2) -> float:
     return float(auroc[-1] - auroc[before[-1] if before.size else 0])
 
 def overtakes(leader: dict, follower: dict) -> float | None:
-    "First training minute of `leader`'s curve from which its validation AUROC stays above `follower`'s (interpolated at the same minutes); None if it ends below."
+    """First training minute of `leader`'s curve from which its validation AUROC stays above `follower`'s; None if it ends below.
+
+    The follower is interpolated at the leader's minutes and held at its last value after its end."""
     minutes, auroc = np.asarray(leader["minutes"], dtype=float), np.asarray(leader["valid_auroc"], dtype=float)
+    if minutes.size == 0 or len(follower["minutes"]) == 0: return None
     other = np.interp(minutes, np.asarray(follower["minutes"], dtype=float), np.asarray(follower["valid_auroc"], dtype=float))
     below = np.flatnonzero(~(auroc > other))
     if below.size and below[-1] == minutes.size - 1: return None
