@@ -1,4 +1,6 @@
-"""Reading causal graphs off a trained model: the amortized encoder (Enc), test-time adaptation through the frozen decoder (TTA), both (Enc+TTA), the global latent graph for single-graph data, and the evaluation protocol.
+"""Reading causal graphs off a trained model: the amortized encoder (Enc), test-time adaptation through
+the frozen decoder (TTA), both (Enc+TTA), the global latent graph for single-graph data, and the
+evaluation protocol.
 
 Docs: https://acd-nb.github.io/acd_nb/infer.html.md"""
 

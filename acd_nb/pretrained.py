@@ -1,4 +1,6 @@
-"""Trained models as files: one loader for training runs and for the models shipped with the package, the checks and scaling that users' series go through before inference, fresh test data for a model, and model cards.
+"""Trained models as files: one loader for training runs and for the models shipped with the package,
+the checks and scaling that users' series go through before inference, fresh test data for a model,
+and model cards.
 
 Docs: https://acd-nb.github.io/acd_nb/pretrained.html.md"""
 

@@ -1,4 +1,6 @@
-"""One training loop for every ACD variant: Adam with step decay, optional bf16 autocast, validation every epoch, best checkpoint by validation loss, atomic checkpoints with exact mid-epoch resume, a wall-clock budget and a live progress bar.
+"""One training loop for every ACD variant: Adam with step decay, optional bf16 autocast, validation
+every epoch, best checkpoint by validation loss, atomic checkpoints with exact mid-epoch resume, a
+wall-clock budget and a live progress bar.
 
 Docs: https://acd-nb.github.io/acd_nb/train.html.md"""
 

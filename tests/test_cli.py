@@ -214,6 +214,6 @@ def test_demo_with_a_model_folder_and_without_models(work, tmp_path, capsys):
     assert "Enc+TTA" in out and "paper" in out
     for name in ("samples.png", "true_vs_inferred.png", "trajectories.png", "summary.json"):
         assert (tmp_path / "demo" / name).exists()
-    from acd_nb.cli import run_demo
+    from acd_nb.commands import run_demo
     summary = run_demo(tmp_path / "demo0", n_samples=8, models=[])
     assert "models" not in summary and "no trained model is shipped" in capsys.readouterr().out

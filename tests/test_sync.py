@@ -23,3 +23,10 @@ def test_readme_matches_index_notebook():
     res = subprocess.run([sys.executable, str(ROOT / "tools" / "make_readme.py"), "--check"], cwd=ROOT,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_package_docstring_lists_every_module():
+    "nbdev lists a module in `acd_nb/__init__.py` only when its notebook's summary (`> ...`) spans two lines or more."
+    init = (ROOT / "acd_nb" / "__init__.py").read_text()
+    public = sorted(p.stem for p in (ROOT / "acd_nb").glob("[a-z]*.py"))
+    assert [m for m in public if f"`acd_nb.{m}`" not in init] == []
