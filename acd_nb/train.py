@@ -154,6 +154,108 @@ def _start_distributed(device: torch.device) -> torch.device:
     return device
 
 # %% ../nbs/14_train.ipynb #79405f14
+class _Run:
+    "One `fit` run as named steps: setup, `resume`, `train_epoch`, `end_epoch`, and the checkpoints in between."
+    def __init__(self, model, train, valid, cfg: TrainConfig, out_dir):
+        self.model, self.cfg = model, cfg
+        self.rank, self.world = distributed_env()
+        device = get_device(cfg.device)
+        self.device = _start_distributed(device) if self.world > 1 else device
+        self.main_process = self.rank == 0
+        model.to(self.device)
+        names = tuple(getattr(model, "extra_inputs", ()))
+        self.x, _ = as_tensors(train, self.device)
+        self.extras = extra_tensors(train, names, len(self.x), self.device)
+        self.vx, self.vedges = as_tensors(valid, self.device) if valid is not None else (None, None)
+        self.vextras = extra_tensors(valid, names, len(self.vx), self.device) if valid is not None else {}
+        if self.world > 1 and len(self.x) < self.world:
+            raise ValueError(f"{len(self.x)} training samples cannot be shared by {self.world} processes")
+        self.opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=cfg.lr_decay_every, gamma=cfg.lr_decay_gamma)
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        # where the run starts: epoch and batch, its history, best validation loss, seconds trained in earlier sessions,
+        # and the summed loss of the started epoch's batches
+        self.start_epoch, self.start_step, self.history, self.best, self.elapsed, self.running_loss = 0, 0, [], math.inf, 0.0, 0.0
+        self.steps_done, self.t0 = 0, time.perf_counter()
+        seed_everything(cfg.seed + self.rank)
+
+    def resume(self) -> bool:
+        "Continue from `last.pt` (weights, optimiser, scheduler, RNG, position); False when its time budget is spent."
+        ckpt = load_checkpoint(self.out_dir / "last.pt", map_location=self.device)
+        if ckpt["config"] != self.model.cfg.to_dict():
+            raise ValueError(f"{self.out_dir / 'last.pt'} was trained with a different model config; use another out_dir")
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["optimizer"]); self.sched.load_state_dict(ckpt["scheduler"])
+        if self.world == 1: torch.set_rng_state(ckpt["rng"])  # several processes: each keeps its own seeded stream
+        self.start_epoch, self.start_step, self.history = ckpt["epoch"], ckpt["step_in_epoch"], ckpt["history"]
+        self.best, self.elapsed, self.running_loss = ckpt["best_valid_loss"], ckpt["elapsed_s"], ckpt["running_loss"]
+        return self.cfg.minutes is None or self.elapsed / 60 <= self.cfg.minutes
+
+    def minutes(self) -> float:
+        "Training minutes so far, earlier sessions included."
+        return (self.elapsed + time.perf_counter() - self.t0) / 60
+
+    def out_of_time(self) -> bool:
+        "Whether the wall-clock budget is spent (rank 0 decides for every process)."
+        over = self.cfg.minutes is not None and self.minutes() > self.cfg.minutes
+        if self.world > 1 and self.cfg.minutes is not None:
+            flag = torch.tensor(float(over), device=self.device)
+            dist.broadcast(flag, 0)
+            over = bool(flag)
+        return over
+
+    def checkpoint(self, epoch: int, step_in_epoch: int, running_loss: float):
+        "Write `last.pt`: everything needed to continue after `step_in_epoch` batches of `epoch`."
+        if self.out_dir is None or not self.main_process: return
+        save_checkpoint(self.out_dir / "last.pt", self.model, optimizer=self.opt.state_dict(), scheduler=self.sched.state_dict(),
+                        rng=torch.get_rng_state(), epoch=epoch, step_in_epoch=step_in_epoch, history=self.history,
+                        best_valid_loss=self.best, elapsed_s=self.minutes() * 60, train_config=self.cfg.to_dict(),
+                        running_loss=running_loss)
+
+    def train_epoch(self, epoch: int, net, bar, stop_after_steps: int | None) -> tuple[int, torch.Tensor, str | None]:
+        "Optimiser steps over `epoch`'s batches; returns the batches done, their summed loss and why it stopped early (`'time'`, `'interrupted'` or None)."
+        cfg, model = self.cfg, self.model
+        model.train()
+        batches = epoch_batches(len(self.x), cfg.batch_size * self.world, cfg.seed, epoch, self.device)
+        if self.world > 1 and len(batches[-1]) < self.world: batches = batches[:-1]  # every process needs a sample
+        first = self.start_step if epoch == self.start_epoch else 0
+        run_loss = torch.tensor(self.running_loss if first else 0.0, device=self.device)
+        done = first  # batches of this epoch done so far
+        for step in range(first, len(batches)):
+            idx = batches[step][self.rank::self.world]
+            out = net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
+            self.opt.zero_grad(set_to_none=True)
+            out["loss"].backward()
+            self.opt.step()
+            run_loss += out["loss"].detach().float()
+            self.steps_done, done = self.steps_done + 1, step + 1
+            if cfg.progress and self.main_process and step % 20 == 0:
+                bar.set_postfix(loss=f"{float(out['loss'].detach()):.4g}", step=f"{step}/{len(batches)}")
+            over_time = self.out_of_time()
+            if stop_after_steps is not None and self.steps_done >= stop_after_steps:
+                self.checkpoint(epoch, done, float(run_loss))
+                return done, run_loss, "interrupted"
+            if cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < len(batches):
+                self.checkpoint(epoch, done, float(run_loss))
+            if over_time: return done, run_loss, "time"
+        return done, run_loss, None
+
+    def end_epoch(self, epoch: int, done: int, run_loss: torch.Tensor) -> dict:
+        "Learning-rate step, validation (and `best.pt`), the epoch's record, `last.pt` and `history.json`; returns the record."
+        self.sched.step()
+        record = {"epoch": epoch + 1, "train_loss": float(run_loss) / max(done, 1), "lr": self.opt.param_groups[0]["lr"]}
+        if self.vx is not None and self.main_process:
+            val = evaluate_loss(self.model, self.vx, self.vedges, extras=self.vextras)
+            record.update({f"valid_{k}": v for k, v in val.items()})
+            if self.out_dir is not None and val["loss"] < self.best:
+                self.best = val["loss"]
+                save_checkpoint(self.out_dir / "best.pt", self.model, epoch=epoch + 1, valid=val)
+        record["minutes"] = self.minutes()
+        self.history.append(record)
+        self.checkpoint(epoch + 1, 0, 0.0)
+        if self.out_dir is not None and self.main_process: write_json(self.out_dir / "history.json", self.history)
+        return record
+
 def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, resume: bool = True,
         stop_after_steps: int | None = None) -> list[dict]:
     """Train `model` on `train` (`(x, edges)`, see `as_tensors`; a dict when the model has `extra_inputs`), validating on `valid` every epoch.
@@ -163,93 +265,23 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
     Under `torchrun`, trains with DistributedDataParallel (see above).
     `stop_after_steps` interrupts the run after that many optimiser steps (used to test resuming)."""
     cfg = cfg or TrainConfig()
-    rank, world = distributed_env()
-    device = get_device(cfg.device)
-    if world > 1: device = _start_distributed(device)
-    main_process = rank == 0
-    model.to(device)
-    names = tuple(getattr(model, "extra_inputs", ()))
-    x, edges = as_tensors(train, device)
-    extras = extra_tensors(train, names, len(x), device)
-    vx, vedges = as_tensors(valid, device) if valid is not None else (None, None)
-    vextras = extra_tensors(valid, names, len(vx), device) if valid is not None else {}
-    if world > 1 and len(x) < world: raise ValueError(f"{len(x)} training samples cannot be shared by {world} processes")
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=cfg.lr_decay_every, gamma=cfg.lr_decay_gamma)
-    out_dir = Path(out_dir) if out_dir is not None else None
-    start_epoch, start_step, history, best, elapsed = 0, 0, [], math.inf, 0.0
-    seed_everything(cfg.seed + rank)
-    if out_dir is not None and resume and (out_dir / "last.pt").exists():
-        ckpt = load_checkpoint(out_dir / "last.pt", map_location=device)
-        if ckpt["config"] != model.cfg.to_dict():
-            raise ValueError(f"{out_dir / 'last.pt'} was trained with a different model config; use another out_dir")
-        model.load_state_dict(ckpt["model"]); opt.load_state_dict(ckpt["optimizer"]); sched.load_state_dict(ckpt["scheduler"])
-        if world == 1: torch.set_rng_state(ckpt["rng"])  # several processes: each keeps its own seeded stream
-        start_epoch, start_step, history = ckpt["epoch"], ckpt["step_in_epoch"], ckpt["history"]
-        best, elapsed = ckpt["best_valid_loss"], ckpt["elapsed_s"]
-        if cfg.minutes is not None and elapsed / 60 > cfg.minutes: return history  # its budget is spent: nothing to resume
+    run = _Run(model, train, valid, cfg, out_dir)
+    if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
+        return run.history  # its budget is spent: nothing to resume
     if cfg.compile: compile_encoder(model)
-    net = DistributedDataParallel(model, device_ids=[device] if device.type == "cuda" else None) if world > 1 else model
-
-    def checkpoint(epoch, step_in_epoch, run_loss):
-        if out_dir is None or not main_process: return
-        save_checkpoint(out_dir / "last.pt", model, optimizer=opt.state_dict(), scheduler=sched.state_dict(),
-                        rng=torch.get_rng_state(), epoch=epoch, step_in_epoch=step_in_epoch, history=history,
-                        best_valid_loss=best, elapsed_s=elapsed + time.perf_counter() - t0,
-                        train_config=cfg.to_dict(), running_loss=run_loss)
-
-    def out_of_time() -> bool:
-        over = cfg.minutes is not None and (elapsed + time.perf_counter() - t0) / 60 > cfg.minutes
-        if world > 1 and cfg.minutes is not None:
-            flag = torch.tensor(float(over), device=device)
-            dist.broadcast(flag, 0)
-            over = bool(flag)
-        return over
-
-    steps_done, t0, stopped = 0, time.perf_counter(), False
-    bar = tqdm(total=cfg.epochs, initial=start_epoch, desc="train", unit="epoch", disable=not (cfg.progress and main_process))
-    for epoch in range(start_epoch, cfg.epochs):
-        model.train()
-        batches = epoch_batches(len(x), cfg.batch_size * world, cfg.seed, epoch, device)
-        if world > 1 and len(batches[-1]) < world: batches = batches[:-1]  # every process needs a sample
-        first = start_step if epoch == start_epoch else 0
-        run_loss = torch.tensor(ckpt["running_loss"] if first else 0.0, device=device)
-        done = first  # batches of this epoch done so far
-        for step in range(first, len(batches)):
-            idx = batches[step][rank::world]
-            out = net(x[idx], **{k: v[idx] for k, v in extras.items()})
-            opt.zero_grad(set_to_none=True)
-            out["loss"].backward()
-            opt.step()
-            run_loss += out["loss"].detach().float()
-            steps_done, done = steps_done + 1, step + 1
-            if cfg.progress and main_process and step % 20 == 0:
-                bar.set_postfix(loss=f"{float(out['loss'].detach()):.4g}", step=f"{step}/{len(batches)}")
-            over_time = out_of_time()
-            if stop_after_steps is not None and steps_done >= stop_after_steps:
-                checkpoint(epoch, done, float(run_loss)); bar.close(); return history
-            if cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < len(batches):
-                checkpoint(epoch, done, float(run_loss))
-            if over_time: stopped = True; break
-        sched.step()
-        record = {"epoch": epoch + 1, "train_loss": float(run_loss) / max(done, 1), "lr": opt.param_groups[0]["lr"]}
-        if vx is not None and main_process:
-            val = evaluate_loss(model, vx, vedges, extras=vextras)
-            record.update({f"valid_{k}": v for k, v in val.items()})
-            if out_dir is not None and val["loss"] < best:
-                best = val["loss"]
-                save_checkpoint(out_dir / "best.pt", model, epoch=epoch + 1, valid=val)
-        record["minutes"] = (elapsed + time.perf_counter() - t0) / 60
-        history.append(record)
-        checkpoint(epoch + 1, 0, 0.0)
-        if out_dir is not None and main_process:
-            write_json(out_dir / "history.json", history)
+    net = DistributedDataParallel(model, device_ids=[run.device] if run.device.type == "cuda" else None) if run.world > 1 else model
+    run.t0 = time.perf_counter()
+    bar = tqdm(total=cfg.epochs, initial=run.start_epoch, desc="train", unit="epoch", disable=not (cfg.progress and run.main_process))
+    for epoch in range(run.start_epoch, cfg.epochs):
+        done, run_loss, stopped = run.train_epoch(epoch, net, bar, stop_after_steps)
+        if stopped == "interrupted": bar.close(); return run.history
+        record = run.end_epoch(epoch, done, run_loss)
         bar.update(1)
         bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k in ("train_loss", "valid_loss", "valid_auroc")})
-        if stopped: break
+        if stopped == "time": break
     bar.close()
-    if world > 1: dist.barrier()
-    return history
+    if run.world > 1: dist.barrier()
+    return run.history
 
 # %% ../nbs/14_train.ipynb #7b3064df
 # The model each system is trained with unless `model` says otherwise. Kuramoto: the decoder variance 5e-5
