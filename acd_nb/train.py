@@ -26,8 +26,10 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
-from .data import epoch_batches
+from .data import DatasetConfig, epoch_batches, load_dataset
 from .metrics import edge_auroc
+from .model import ACD, ACDConfig
+from .sims import SimConfig
 
 # %% auto #0
 __all__ = ['SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors', 'save_checkpoint',
@@ -309,7 +311,6 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
     """Train ACD on `data` (`DatasetSplits`) with a preset's settings; returns `model`, `history`, `data`, `run` (configs).
 
     `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`."""
-    from acd_nb.model import ACD, ACDConfig
     if threads: torch.set_num_threads(threads)
     system = data.config["sim"]["system"]
     p = get_preset(preset, system) if isinstance(preset, str) else preset
@@ -335,8 +336,6 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
     """Train ACD on the `preset`'s simulated `system` dataset (built or found in the cache) with `train_dataset`.
 
     `sim` overrides fields of `SimConfig`; see `train_dataset` for the rest."""
-    from acd_nb.data import DatasetConfig, load_dataset
-    from acd_nb.sims import SimConfig
     p = get_preset(preset, system) if isinstance(preset, str) else preset
     data_cfg = DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=seed, noise_sigma=noise)
     rank, world = distributed_env()
