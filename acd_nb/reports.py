@@ -18,9 +18,9 @@ import numpy as np
 from .metrics import summarise
 
 # %% auto #0
-__all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain', 'overtakes',
-           'plot_learning_curves', 'model_minutes', 'load_reports', 'report_link', 'claims_markdown',
-           'results_markdown']
+__all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'CI_EPOCHS', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain',
+           'overtakes', 'plot_learning_curves', 'model_minutes', 'report_overrides', 'load_reports', 'report_link',
+           'claims_markdown', 'results_markdown']
 
 # %% ../nbs/04_reports.ipynb #f10b70b8
 PAPER = {
@@ -116,6 +116,20 @@ def model_minutes(scale: str, systems: list[str], minutes_per_model=None) -> dic
         if missing: raise ValueError(f"minutes_per_model has no budget for {missing}")
         return {s: float(minutes_per_model[s]) for s in systems}
     return {s: float(minutes_per_model) for s in systems}
+
+CI_EPOCHS = {"springs": 60, "kuramoto": 30}  # epochs of ordinary ACD in the experiments at `ci` scale
+
+def report_overrides(scale: str, systems: list[str], preset_overrides: dict | None = None, scale_overrides: dict | None = None,
+                     minutes_per_model=None) -> dict:
+    "`{system: Preset fields to replace}`: `preset_overrides` if given, else `CI_EPOCHS` at ci or `scale_overrides[scale]`, plus `model_minutes`."
+    minutes = model_minutes(scale, systems, minutes_per_model)
+    out = {}
+    for s in systems:
+        if preset_overrides is not None: fields = dict(preset_overrides)
+        elif scale == "ci": fields = {"epochs": CI_EPOCHS[s]}
+        else: fields = dict((scale_overrides or {}).get(scale, {}).get(s, {}))
+        out[s] = {**fields, "minutes": minutes[s]} if minutes[s] is not None else fields
+    return out
 
 # %% ../nbs/04_reports.ipynb #6de81b49
 def load_reports(root="reports") -> list[dict]:
