@@ -76,7 +76,7 @@ def edge_metrics(scores, edges, threshold: float = 0.5) -> dict:
 def posterior_health(scores, margin: float = 0.01) -> dict:
     "`{'edge_share', 'saturated_share'}` of edge probabilities `(samples, nodes, nodes)`: mean off-diagonal probability, and share within `margin` of 0 or 1."
     p = matrix_to_edges(_to_numpy(scores, "scores"))
-    if ((p < 0) | (p > 1)).any(): raise ValueError("scores must be probabilities in [0, 1]")
+    if not ((p >= 0) & (p <= 1)).all(): raise ValueError("scores must be probabilities in [0, 1] (no NaN)")
     return {"edge_share": float(p.mean()), "saturated_share": float(((p < margin) | (p > 1 - margin)).mean())}
 
 # %% ../nbs/03_metrics.ipynb #8d66e202
