@@ -123,7 +123,7 @@ class LatentTemperatureACD(ACD):
 
     @property
     def extra_inputs(self) -> tuple[str, ...]:
-        "Per-sample tensors `acd_nb.train.fit` passes to `loss` besides `x`: the truth an oracle is given (see `oracle_data`)."
+        "Per-sample tensors `acd_nb.train.fit` passes to `loss` besides `x`: the truth an oracle is given (see `training_data`)."
         return {"temperature": ("temperature",), "graph": ("true_edges",)}.get(self.cfg.oracle, ())
 
     @property
@@ -210,7 +210,7 @@ class LatentTemperatureACD(ACD):
                     logits=logits, edges=edges, pred=pred, temperature=temperature,
                     temperature_low=self.prior_high * (mean - half), temperature_high=self.prior_high * (mean + half))
 
-    def oracle_data(self, split: dict) -> dict:
+    def training_data(self, split: dict) -> dict:
         "Dict for `acd_nb.train.fit` from a dataset split (`x`, `edges`, `temperature`): `x`, `edges` and the truth the oracle needs."
         data = {"x": split["x"], "edges": split["edges"]}
         if "temperature" in self.extra_inputs: data["temperature"] = split["temperature"]

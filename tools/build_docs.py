@@ -283,7 +283,7 @@ def markdown_pages(site_dir: Path, names: list[str]):
         if not url or name == "index" or name.startswith("exp_"): continue
         nb = nbformat.read(NBS / f"{name}.ipynb", as_version=4)
         parts = [c.source if c.cell_type == "markdown" else f"```python\n{c.source}\n```" for c in nb.cells
-                 if c.source.strip() and not c.source.lstrip().startswith("#| hide")]
+                 if c.source.strip() and "hide" not in directives(c.source)]
         (site_dir / url.rsplit("/", 1)[1]).write_text("\n\n".join(parts) + "\n")
 
 

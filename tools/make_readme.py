@@ -14,14 +14,11 @@ from nbconvert import MarkdownExporter
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from build_docs import directives, strip_directives  # noqa: E402
 from make_reports import EXPERIMENTS  # noqa: E402
 
 CLAIMS_MARKER = "<!-- claims -->"
 HEADER = "<!-- generated from nbs/index.ipynb by tools/make_readme.py: edit the notebook, then run `make readme` -->\n\n"
-
-
-def _directives(src: str) -> list[str]:
-    return [line[3:].strip() for line in src.splitlines() if line.startswith("#| ")]
 
 
 def render_readme(nb_path: Path = ROOT / "nbs" / "index.ipynb", reports_root: Path = ROOT / "reports") -> str:
@@ -30,8 +27,9 @@ def render_readme(nb_path: Path = ROOT / "nbs" / "index.ipynb", reports_root: Pa
     for cell in nb.cells:
         if cell.cell_type == "code":
             # hidden cells, and `echo: false` cells (figures for the docs site, which a README cannot show)
-            if any(d.startswith("hide") or d.replace(" ", "") == "echo:false" for d in _directives(cell.source)): continue
-            cell.source = "\n".join(l for l in cell.source.splitlines() if not l.startswith("#| ")).strip()
+            found = directives(cell.source)
+            if "hide" in found or found.get("echo") == "false": continue
+            cell.source = strip_directives(cell.source)
             if not cell.source: continue
         cells.append(cell)
     nb.cells = cells
