@@ -127,7 +127,11 @@ class UnobservedACD(ACD):
         if kind == "none": raise ValueError("hidden_model='none' has no stand-in for the hidden series")
         if kind == "observed": return x[:, n:]
         if kind == "mean": return x.mean(1, keepdim=True).expand(-1, self.cfg.n_hidden, -1, -1)
-        with self.autocast(x.device.type): return self.hidden_net(x).float()
+        # bf16 speeds the LSTM up on CPU; on CUDA (H200, torch 2.11) the bf16 LSTM turned the loss into NaN within
+        # an epoch, and cuDNN's float32 LSTM is fast there
+        on_cpu = x.device.type == "cpu"
+        with self.autocast("cpu") if on_cpu else torch.autocast(x.device.type, enabled=False):
+            return self.hidden_net(x).float()
 
     def complete(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         "Completed series `(B, M, T, D)` that the encoder and decoder see, and the imputed part `(B, H, T, D)` (None if nothing is imputed)."

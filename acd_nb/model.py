@@ -51,8 +51,14 @@ def draw_architecture(ax=None):
     return ax
 
 # %% ../nbs/13_model.ipynb #02d2ad60
-ENCODERS = ("mlp", "cnn")
-DECODERS = ("mlp", "gru", "springs_sim", "kuramoto_sim")
+# the one place where a config's name becomes a module: name -> builder(cfg, n_features, **encoder options) of each
+# encoder and name -> builder(cfg) of each decoder; ACDConfig accepts exactly these names
+ENCODERS = {"mlp": lambda cfg, n_features, **kw: MLPEncoder(cfg.n_steps, n_features, **kw),
+            "cnn": lambda cfg, n_features, **kw: CNNEncoder(n_features, **kw)}
+DECODERS = {"mlp": lambda cfg: MLPDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.hidden, cfg.hidden, cfg.dropout),
+            "gru": lambda cfg: GRUDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.gru_burn_in, cfg.dropout),
+            "springs_sim": lambda cfg: SpringsSimDecoder(**(cfg.sim or {})),
+            "kuramoto_sim": lambda cfg: KuramotoSimDecoder(**(cfg.sim or {}))}
 DTYPES = ("fp32", "bf16")
 
 @dataclass
@@ -78,8 +84,8 @@ class ACDConfig:
         if self.prior is not None: self.prior = tuple(float(p) for p in self.prior)
         def need(ok, msg):
             if not ok: raise ValueError(msg)
-        need(self.encoder in ENCODERS, f"unknown encoder {self.encoder!r}; choose one of {ENCODERS}")
-        need(self.decoder in DECODERS, f"unknown decoder {self.decoder!r}; choose one of {DECODERS}")
+        need(self.encoder in ENCODERS, f"unknown encoder {self.encoder!r}; choose one of {tuple(ENCODERS)}")
+        need(self.decoder in DECODERS, f"unknown decoder {self.decoder!r}; choose one of {tuple(DECODERS)}")
         need(self.dtype in DTYPES, f"unknown dtype {self.dtype!r}; choose one of {DTYPES}")
         need(int(self.n_features) >= 1, f"n_features must be >= 1, got {self.n_features}")
         need(self.encoder != "mlp" or (self.n_steps is not None and self.n_steps >= 2),
@@ -115,17 +121,11 @@ def build_encoder(cfg: ACDConfig, n_features: int | None = None) -> nn.Module:
     "Encoder named by `cfg.encoder`, reading `n_features` input features per step (default `cfg.n_features`)."
     kw = dict(hidden=cfg.hidden, n_edge_types=cfg.n_edge_types, batch_norm=cfg.batch_norm, dropout=cfg.dropout)
     n_features = cfg.n_features if n_features is None else n_features
-    if cfg.encoder == "mlp": return MLPEncoder(cfg.n_steps, n_features, **kw)
-    return CNNEncoder(n_features, **kw)
+    return ENCODERS[cfg.encoder](cfg, n_features, **kw)
 
 def build_decoder(cfg: ACDConfig) -> nn.Module:
     "Decoder named by `cfg.decoder`."
-    if cfg.decoder == "mlp":
-        return MLPDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.hidden, cfg.hidden, cfg.dropout)
-    if cfg.decoder == "gru":
-        return GRUDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.gru_burn_in, cfg.dropout)
-    sim_cls = SpringsSimDecoder if cfg.decoder == "springs_sim" else KuramotoSimDecoder
-    return sim_cls(**(cfg.sim or {}))
+    return DECODERS[cfg.decoder](cfg)
 
 class ACD(nn.Module):
     "Amortized causal discovery model: encoder $q_\\phi(z|x)$ + decoder $p_\\theta(x^{t+1}|x^t, z)$ + ELBO."

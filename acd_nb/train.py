@@ -188,7 +188,7 @@ class _Run:
             raise ValueError(f"{self.out_dir / 'last.pt'} was trained with a different model config; use another out_dir")
         self.model.load_state_dict(ckpt["model"])
         self.opt.load_state_dict(ckpt["optimizer"]); self.sched.load_state_dict(ckpt["scheduler"])
-        if self.world == 1: torch.set_rng_state(ckpt["rng"])  # several processes: each keeps its own seeded stream
+        if self.world == 1: torch.set_rng_state(ckpt["rng"].cpu())  # loaded onto the run's device  # several processes: each keeps its own seeded stream
         self.start_epoch, self.start_step, self.history = ckpt["epoch"], ckpt["step_in_epoch"], ckpt["history"]
         self.best, self.elapsed, self.running_loss = ckpt["best_valid_loss"], ckpt["elapsed_s"], ckpt["running_loss"]
         return self.cfg.minutes is None or self.elapsed / 60 <= self.cfg.minutes
@@ -292,7 +292,9 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
 # in 12 minutes and the other two learned no slower (see `exp_kuramoto`).
 SYSTEM_MODEL = {"springs": {"encoder": "mlp"}, "kuramoto": {"encoder": "cnn", "out_var": 5e-5}}
 RUN_KEYS = ("data", "features", "model", "train")  # what must match for a run folder to be resumed
-VOLATILE = ("progress", "device", "compile")  # training settings that may change between a run and its resumption
+# training settings that may change between a run and its resumption: the budget may grow (a finished run continues
+# exactly as a longer run from the start would: the learning-rate steps do not depend on the epochs planned) or shrink
+VOLATILE = ("progress", "device", "compile", "minutes", "epochs")
 
 def write_or_check_run(run_file, run: dict):
     "Write `run.json` atomically, or check that the existing one describes the same data, model and training."

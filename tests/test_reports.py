@@ -12,6 +12,7 @@ from test_experiments import assert_claims, strict_json
 
 sys.path.insert(0, str(ROOT / "tools"))
 import make_reports  # noqa: E402
+import train_parallel as tp  # noqa: E402
 
 REPORTS = sorted(p.parent for p in ROOT.glob("reports/*/*/results.json"))
 
@@ -71,3 +72,18 @@ def test_make_reports_publishes_in_one_step(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="exp_datasets"):
         make_reports.main(["exp_datasets", "--scale", "ci", "--jobs", "1", "--reports", str(reports), "--work", str(work)])
     assert {p.name: p.read_bytes() for p in published.iterdir()} == before
+
+
+def test_train_parallel_runs_the_notebook_up_to_its_training_cell():
+    jobs = tp.jobs_of(["seeds=0,1", "methods=none,latent"])
+    assert jobs == [{"seeds": [0], "methods": ["none"]}, {"seeds": [0], "methods": ["latent"]},
+                            {"seeds": [1], "methods": ["none"]}, {"seeds": [1], "methods": ["latent"]}]
+    with pytest.raises(ValueError, match="name=value"): tp.jobs_of(["seeds"])
+    for name in ("exp_unobserved", "exp_temperature"):
+        nb = tp.with_parameters(json.loads((ROOT / "nbs" / f"{name}.ipynb").read_text()), {"scale": "ci", "seeds": [2]})
+        at = tp.parameter_cell_index(nb["cells"])
+        injected = nb["cells"][at + 1]
+        assert injected["metadata"]["tags"] == ["injected-parameters"] and "seeds = [2]\n" in injected["source"]
+        sources = tp.training_sources(nb)
+        assert "fit(" in sources[-1] and not any("fit(" in s for s in sources[:-1])
+        assert not any("claim(" in s for s in sources), f"{name}: the training phase would reach the claims"

@@ -9,6 +9,7 @@ When a notebook finishes, its executed copy (progress bars collapsed to their la
 leaves the committed report as it was and its partial copy in the work folder.
 
 usage: python tools/make_reports.py [--scale cpu] [--jobs 2] [experiment ...]    (what `make reports` runs)
+       python tools/make_reports.py --publish EXECUTED.ipynb --scale gpu experiment  (a notebook run elsewhere)
 """
 import argparse
 import os
@@ -54,7 +55,6 @@ def clean_report(nb, work: Path, shown: str):
 def build_report(name: str, scale: str, reports_root: Path, work_root: Path) -> float:
     "Run one experiment into its work folder, then publish notebook, results and figures as its report."
     import papermill as pm
-    from acd_nb.core import atomic_folder
     work = work_root / scale / name
     work.mkdir(parents=True, exist_ok=True)
     partial = work / f"{name}.partial.ipynb"
@@ -64,25 +64,46 @@ def build_report(name: str, scale: str, reports_root: Path, work_root: Path) -> 
     pm.execute_notebook(str(ROOT / "nbs" / f"{notebook}.ipynb"), str(partial), parameters=params, kernel_name="python3",
                         cwd=str(ROOT / "nbs"), execution_timeout=CELL_TIMEOUT_S, progress_bar=False)
     seconds = time.perf_counter() - start
-    shown = f"_reports/{scale}/{name}"
-    nb = clean_report(nbformat.read(partial, as_version=4), work, shown)
+    publish(partial, name, scale, reports_root, notebook, params, seconds)
+    partial.unlink()
+    return seconds
+
+
+def publish(executed: Path, name: str, scale: str, reports_root: Path, notebook: str, params: dict, seconds: float):
+    "Publish an executed notebook, with the `results.json` and PNG figures of its `out_dir`, as `reports_root/scale/name/`."
+    from acd_nb.core import atomic_folder
+    work, shown = Path(params["out_dir"]), f"_reports/{scale}/{name}"
+    nb = clean_report(nbformat.read(executed, as_version=4), work, shown)
     nb.metadata["acd_report"] = {"scale": scale, "notebook": f"nbs/{notebook}.ipynb", "seconds": round(seconds),
                                  "parameters": {**params, "out_dir": shown}}
     with atomic_folder(reports_root / scale / name) as tmp:
         nbformat.write(nb, tmp / f"{name}.ipynb")
         for path in [work / "results.json", *sorted(work.glob("*.png"))]: shutil.copy2(path, tmp / path.name)
-    partial.unlink()
-    return seconds
+
+
+def publish_executed(executed: Path, name: str, scale: str, reports_root: Path):
+    "Publish a notebook run by `tools/train_parallel.py --execute` (e.g. on a GPU machine); its parameters are in its metadata."
+    meta = nbformat.read(executed, as_version=4).metadata.get("acd_execute")
+    if not meta: raise SystemExit(f"{executed} was not run by tools/train_parallel.py --execute (no acd_execute metadata)")
+    params = {**meta["parameters"], "out_dir": str(executed.resolve().parent)}
+    notebook = VARIANTS.get(name, {}).get("notebook", name)
+    publish(executed, name, scale, reports_root, notebook, params, meta["seconds"])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("experiments", nargs="*", help=f"notebook stems (default: all of {EXPERIMENTS})")
-    ap.add_argument("--scale", default="cpu", choices=sorted(REPORTS))
+    ap.add_argument("--scale", default="cpu", help=f"{sorted(REPORTS)} to run; any folder name to --publish (default cpu)")
     ap.add_argument("--jobs", type=int, default=2, help="notebooks run side by side, one torch thread each (default 2)")
     ap.add_argument("--reports", type=Path, default=ROOT / "reports", help="where reports are published (default reports/)")
     ap.add_argument("--work", type=Path, default=ROOT / "_reports", help="run folders and partial notebooks (default _reports/)")
+    ap.add_argument("--publish", type=Path, metavar="NOTEBOOK",
+                    help="only publish this executed notebook (tools/train_parallel.py --execute) as the one experiment named")
     args = ap.parse_args(argv)
+    if args.publish:
+        if len(args.experiments) != 1: ap.error("--publish needs the report's name, e.g. exp_unobserved")
+        return publish_executed(args.publish, args.experiments[0], args.scale, args.reports)
+    if args.scale not in REPORTS: ap.error(f"unknown scale {args.scale!r}; choose from {sorted(REPORTS)}")
     names = args.experiments or EXPERIMENTS
     unknown = [n for n in names if n not in REPORTS[args.scale]]
     if unknown: ap.error(f"unknown experiment(s) {unknown}; choose from {EXPERIMENTS}")
