@@ -135,7 +135,7 @@ def _infer(args):
     loaded = load_model(_model_source(args))
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
                           figures=not args.no_figures)
-    print(f"model {loaded.name} ({args.method}): {len(summary['samples'])} sample(s) -> {args.out}")
+    print(f"model {summary['model']} ({args.method}): {len(summary['samples'])} sample(s) -> {args.out}")
 
 def _evaluate(args):
     from acd_nb.commands import evaluate_run, format_evaluation

@@ -22,8 +22,8 @@ from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
 from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
-from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model, pretrained_path,
-                               prepare_series, simulate_test_set)
+from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model, model_for_features,
+                               pretrained_path, prepare_series, simulate_test_set)
 from .reports import PAPER
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
@@ -227,7 +227,9 @@ def _sample_names(sources: list[str]) -> list[str]:
 def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_column: str | None = None,
                 tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True,
                 figures: bool = True) -> dict:
-    "Infer the graph of every sample in `inputs` (files or one folder) and write `<sample>_edges.csv` (and `_graph.png`) to `out_dir`."
+    """Infer the graph of every sample in `inputs` (files or one folder) and write `<sample>_edges.csv` (and `_graph.png`) to `out_dir`.
+
+    A shipped model hands over to the shipped model of its system that reads the input's features (`model_for_features`)."""
     import matplotlib.pyplot as plt
     from acd_nb.infer import infer
     out = Path(out_dir)
@@ -235,7 +237,9 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
     label = Path(series.sources[0]).name if len(series.x) == 1 else f"the {len(series.x)} input samples"
-    x, notes = prepare_series(loaded, series.x, name=label)
+    loaded, notes = model_for_features(loaded, series.x.shape[-1])
+    x, prepared = prepare_series(loaded, series.x, name=label)
+    notes += prepared
     notes += distribution_notes(loaded, x, name=label)
     for note in notes:
         if verbose: print(f"note: {note}")

@@ -254,8 +254,17 @@ def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
     if a.ndim == 2: return a[None, :, :, None]
     return a[..., None] if a.ndim == 3 else a
 
+def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
+    "Series and feature names of columns all named `<series>.<feature>`, at least 2 series x 2 features, every pair once; else None."
+    pairs = [c.rpartition(".")[::2] for c in columns]
+    if not all(s and f and "." in c for (s, f), c in zip(pairs, columns)): return None
+    series = list(dict.fromkeys(s for s, _ in pairs))
+    features = [f for s, f in pairs if s == series[0]]
+    if len(series) < 2 or len(features) < 2 or sorted(pairs) != sorted((s, f) for s in series for f in features): return None
+    return series, features
+
 def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> tuple[np.ndarray, list[str]]:
-    "Table with one row per time step and one column per series -> `(nodes, time)` array and column names."
+    "Table with one row per time step and one column per series (or per `<series>.<feature>`) -> `(nodes, time)` or `(1, nodes, time, features)` array, series names."
     if df.empty or df.shape[1] == 0: raise ValueError(f"{source} is empty")
     if time_column is not None:
         if time_column not in df.columns: raise ValueError(f"{source} has no time column {time_column!r}; columns are {list(df.columns)}")
@@ -265,7 +274,12 @@ def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> t
         df = df.drop(columns=[time_column])
     bad = [str(c) for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
     if bad: raise ValueError(f"{source}: column(s) {bad} are not numeric")
-    return df.to_numpy(dtype=np.float64).T, [str(c) for c in df.columns]
+    by_name = {str(c): c for c in df.columns}
+    grid = _feature_grid(list(by_name))
+    if grid is None: return df.to_numpy(dtype=np.float64).T, list(by_name)
+    series, features = grid
+    columns = [by_name[f"{s}.{f}"] for s in series for f in features]
+    return df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features)).transpose(1, 0, 2)[None], series
 
 def _csv_table(path: Path) -> pd.DataFrame:
     "A CSV file as a DataFrame, refusing repeated or missing column names; a saved pandas index is dropped with a warning."

@@ -13,7 +13,7 @@ import json
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,8 +29,9 @@ from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel', 'load_model',
-           'pretrained_path', 'load_pretrained', 'prepare_series', 'simulate_test_set', 'training_feature_stats',
-           'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
+           'pretrained_path', 'load_pretrained', 'derive_velocities', 'prepare_series', 'model_for_features',
+           'simulate_test_set', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
+           'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -149,17 +150,32 @@ def load_pretrained(name: str, root=None) -> tuple[ACD, dict]:
 # %% ../nbs/41_pretrained.ipynb #1f47b377
 OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other units than the training data
 
+def derive_velocities(loaded: LoadedModel, positions: np.ndarray) -> np.ndarray:
+    "Springs positions `(B, N, T, 2)` -> `(B, N, T, 4)` with velocities by central differences over the training data's step."
+    sim = {**asdict(SimConfig()), **((loaded.info.get("data") or {}).get("sim") or {})}
+    step = sim["spring_dt"] * sim["spring_every"]
+    return np.concatenate([positions, np.gradient(positions, step, axis=2)], axis=-1)
+
+def _models_reading(n_features: int) -> str:
+    "Which shipped models read `n_features` features per series, for an error message."
+    cards = {name: _read_json(pretrained_dir() / name / "card.json") for name in list_pretrained()}
+    fits = [n for n, c in cards.items() if len(c.get("feature_names", [])) == n_features]
+    if fits: return f"; shipped models that read {n_features}: {', '.join(fits)}"
+    return "; no shipped model reads " + f"{n_features} (" + "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items()) + ")"
+
 def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndarray, list[str]]:
     "Check raw series `x (B, N, T, D)` against `loaded`'s model, cut MLP inputs to `n_steps`, scale; returns `(x_scaled (B, N, T', D) float32, notes)`."
     x = np.asarray(x, dtype=np.float32)
     check_series(x, name, min_steps=1)
     _, n, t, d = x.shape
     cfg, notes = loaded.model.cfg, []
+    if d == 2 and tuple(loaded.feature_names) == FEATURE_NAMES["springs"] and t >= 2:
+        x, d = derive_velocities(loaded, x), 4
+        notes.append(f"{name} has 2 features per series, read as positions x, y: velocities vx, vy derived by central differences")
     if d != cfg.n_features:
-        hint = "; a CSV file gives one feature per series: store several as an .npz array (samples, nodes, time, features)" \
-            if d == 1 else ""
+        hint = "; a CSV file gives one feature per series unless its columns are named <series>.<feature>" if d == 1 else ""
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on {cfg.n_features} "
-                         f"({', '.join(loaded.feature_names)}){hint}")
+                         f"({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
     if t < loaded.min_steps:
         need = f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)" \
             if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)"
@@ -178,6 +194,19 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndar
         notes.append(f"after scaling with the training statistics {name} reaches |x| = {peak:.3g} (training data lies "
                      f"in [-1, 1]): is it in the units of the training data ({', '.join(loaded.feature_names)})?")
     return scaled, notes
+
+# %% ../nbs/41_pretrained.ipynb #841a1498
+def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple[LoadedModel, list[str]]:
+    "The model for inputs of `n_features` features: `loaded`, or the shipped model of its system that reads that many (with a note)."
+    shipped_root = Path(root) if root is not None else pretrained_dir()
+    derives = n_features == 2 and tuple(loaded.feature_names) == FEATURE_NAMES["springs"]
+    if n_features == loaded.n_features or derives or Path(loaded.info["path"]).parent != shipped_root: return loaded, []
+    for name in list_pretrained(root):
+        card = _read_json(shipped_root / name / "card.json")
+        if card.get("system") == loaded.info["system"] and len(card.get("feature_names", [])) == n_features:
+            return load_model(name, root), [f"the input has {n_features} feature(s) per series: using the shipped model {name!r} "
+                                             f"({', '.join(card['feature_names'])}) instead of {loaded.name!r}"]
+    return loaded, []
 
 # %% ../nbs/41_pretrained.ipynb #ace92e26
 def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: int = 1) -> dict[str, np.ndarray]:

@@ -105,6 +105,21 @@ def test_infer_warns_when_input_is_prepared_another_way(tmp_path, capsys):
     assert "warning" not in capsys.readouterr().out
 
 
+def test_infer_springs_positions_from_a_csv_with_the_shipped_model(tmp_path, capsys):
+    "Positions only, one <particle>.<x|y> column each (what a tracker records): velocities are derived, the graph is found."
+    from acd_nb.metrics import edge_auroc
+    from acd_nb.sims import SimConfig, simulate
+    sim = simulate(SimConfig(system="springs", n_steps=49), 8, seed=5)
+    for k, sample in enumerate(sim["x"]):
+        columns = {f"p{i + 1}.{axis}": sample[i, :, a] for i in range(5) for a, axis in enumerate("xy")}
+        pd.DataFrame(columns).to_csv(tmp_path / f"track_{k}.csv", index=False)
+    assert main(["infer", "--pretrained", "springs", "--input", str(tmp_path), "--out", str(tmp_path / "o"), "--no-figures"]) == 0
+    assert "read as positions x, y: velocities vx, vy derived" in capsys.readouterr().out
+    probs = np.stack([pd.read_csv(tmp_path / "o" / f"track_{k}_edges.csv", index_col=0).to_numpy() for k in range(8)])
+    assert list(pd.read_csv(tmp_path / "o" / "track_0_edges.csv", index_col=0).index) == [f"p{i}" for i in range(1, 6)]
+    assert edge_auroc(probs, sim["edges"]) > 0.9
+
+
 def test_evaluate_prints_metrics_with_ci(work, capsys):
     assert main(["evaluate", "--model", str(work / "run"), "--data", str(work / "data")]) == 0
     out = capsys.readouterr().out
