@@ -1,7 +1,7 @@
 """Train an experiment notebook's models in parallel processes; the notebook's full run then only evaluates them.
 
 An experiment notebook trains its models one after another in its training cell (the first code cell that
-calls `fit(`), each in a run folder under `out_dir` that a later run reuses when its budget is spent. This
+calls `fit`, `train_simulated` or `train_dataset`), each in a run folder under `out_dir` that a later run reuses when its budget is spent. This
 tool runs the notebook's code cells, with the given parameters, up to and including that cell, once per job
 and one process per job, each job with one value of every `--split` parameter (e.g. one seed and one method).
 The run folders so fill side by side; then `--execute DEST` (or `make reports`, or papermill) runs the
@@ -19,6 +19,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -48,11 +49,14 @@ def with_parameters(nb: dict, params: dict) -> dict:
     return {**nb, "cells": cells}
 
 
+TRAINING_CALL = re.compile(r"\b(fit|train_simulated|train_dataset)\(")
+
+
 def training_sources(nb: dict) -> list[str]:
-    "Sources of the code cells up to and including the first that calls `fit(`."
+    "Sources of the code cells up to and including the first that trains (calls `fit` or a training recipe)."
     sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
-    last = next((i for i, s in enumerate(sources) if "fit(" in s), None)
-    if last is None: raise ValueError("no code cell of the notebook calls fit(")
+    last = next((i for i, s in enumerate(sources) if TRAINING_CALL.search(s)), None)
+    if last is None: raise ValueError("no code cell of the notebook calls fit, train_simulated or train_dataset")
     return sources[:last + 1]
 
 
