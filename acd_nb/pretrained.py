@@ -28,10 +28,10 @@ from .sims import SimConfig, add_observation_noise, simulate
 from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
-__all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel', 'load_model',
-           'pretrained_path', 'load_pretrained', 'derive_velocities', 'prepare_series', 'model_for_features',
-           'simulate_test_set', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
-           'export_pretrained']
+__all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
+           'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
+           'derive_velocities', 'derivation', 'prepare_series', 'model_for_features', 'simulate_test_set',
+           'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -147,19 +147,54 @@ def load_pretrained(name: str, root=None) -> tuple[ACD, dict]:
     loaded = _load_folder(pretrained_path(name, root))
     return loaded.model, loaded.info["meta"]
 
-# %% ../nbs/41_pretrained.ipynb #1f47b377
-OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other units than the training data
+# %% ../nbs/41_pretrained.ipynb #5da36d7c
+def _sim_of(loaded: LoadedModel) -> dict:
+    "The simulator configuration `loaded` was trained on (defaults where its run does not say)."
+    return {**asdict(SimConfig()), **((loaded.info.get("data") or {}).get("sim") or {})}
+
+def kuramoto_intercepts(phi: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    "ω `(B, N)`: least-squares intercepts of `rate (B, N, T)` ~ ω_i + Σ_j b_ij sin(φ_j - φ_i), phases `phi (B, N, T)`."
+    n, t = phi.shape[1], phi.shape[2]
+    if t < n + 2: raise ValueError(f"deriving the Kuramoto features needs more time steps than oscillators + 1: got {t} steps, {n} series")
+    drive = np.sin(phi[:, None, :, :] - phi[:, :, None, :])          # (B, i, j, T); j == i is 0
+    design = np.concatenate([np.ones_like(drive[:, :, :1]), drive], 2)  # (B, i, 1 + N, T)
+    gram = design @ design.swapaxes(-1, -2) + 1e-6 * np.eye(n + 1)     # the zero column j == i needs the ridge
+    return np.linalg.solve(gram, design @ rate[..., None])[..., 0, 0]
+
+def derive_kuramoto(loaded: LoadedModel, sin_phi: np.ndarray) -> np.ndarray:
+    "Kuramoto sin φ `(B, N, T, 1)` -> `(B, N, T, 4)`: dφ/dt, sin φ, phase and scaled ω as the simulator writes them."
+    sim = _sim_of(loaded)
+    step = sim["kuramoto_dt"] * sim["kuramoto_every"]
+    s = np.clip(sin_phi[..., 0].astype(np.float64), -1, 1)
+    cos = np.sign(np.gradient(s, step, axis=-1)) * np.sqrt(1 - s ** 2)
+    phi = np.unwrap(np.arctan2(s, cos), axis=-1)
+    rate = np.gradient(phi, step, axis=-1)
+    omega = 2 * (kuramoto_intercepts(phi, rate) - sim["omega_low"]) / (sim["omega_high"] - sim["omega_low"]) - 1
+    phase = (np.mod(phi + np.pi, 2 * np.pi) - np.pi) / np.pi
+    return np.stack([rate, s, phase, np.broadcast_to(omega[..., None], s.shape)], -1)
 
 def derive_velocities(loaded: LoadedModel, positions: np.ndarray) -> np.ndarray:
     "Springs positions `(B, N, T, 2)` -> `(B, N, T, 4)` with velocities by central differences over the training data's step."
-    sim = {**asdict(SimConfig()), **((loaded.info.get("data") or {}).get("sim") or {})}
-    step = sim["spring_dt"] * sim["spring_every"]
-    return np.concatenate([positions, np.gradient(positions, step, axis=2)], axis=-1)
+    sim = _sim_of(loaded)
+    return np.concatenate([positions, np.gradient(positions, sim["spring_dt"] * sim["spring_every"], axis=2)], axis=-1)
+
+# a model reading these features, given fewer: (input features, what they are read as, what is derived, how)
+DERIVATIONS = {FEATURE_NAMES["springs"]: (2, "positions x, y", "velocities vx, vy derived by central differences", derive_velocities),
+               FEATURE_NAMES["kuramoto"]: (1, "sin φ", "dφ/dt, phase and ω derived (ω fitted per oscillator)", derive_kuramoto)}
+
+def derivation(feature_names, n_features: int):
+    "The `DERIVATIONS` entry that turns `n_features` input features into `feature_names`, or None."
+    entry = DERIVATIONS.get(tuple(feature_names))
+    return entry if entry is not None and entry[0] == n_features else None
+
+# %% ../nbs/41_pretrained.ipynb #1f47b377
+OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other units than the training data
 
 def _models_reading(n_features: int) -> str:
     "Which shipped models read `n_features` features per series, for an error message."
     cards = {name: _read_json(pretrained_dir() / name / "card.json") for name in list_pretrained()}
-    fits = [n for n, c in cards.items() if len(c.get("feature_names", [])) == n_features]
+    fits = [n + (f" ({derivation(c['feature_names'], n_features)[1]})" if len(c.get("feature_names", [])) != n_features else "")
+            for n, c in cards.items() if len(c.get("feature_names", [])) == n_features or derivation(c.get("feature_names", []), n_features)]
     if fits: return f"; shipped models that read {n_features}: {', '.join(fits)}"
     return "; no shipped model reads " + f"{n_features} (" + "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items()) + ")"
 
@@ -169,9 +204,10 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndar
     check_series(x, name, min_steps=1)
     _, n, t, d = x.shape
     cfg, notes = loaded.model.cfg, []
-    if d == 2 and tuple(loaded.feature_names) == FEATURE_NAMES["springs"] and t >= 2:
-        x, d = derive_velocities(loaded, x), 4
-        notes.append(f"{name} has 2 features per series, read as positions x, y: velocities vx, vy derived by central differences")
+    derived = derivation(loaded.feature_names, d) if t >= 3 else None
+    if derived:
+        x, d = derived[3](loaded, x).astype(np.float32), len(loaded.feature_names)
+        notes.append(f"{name} has {derived[0]} feature(s) per series, read as {derived[1]}: {derived[2]}")
     if d != cfg.n_features:
         hint = "; a CSV file gives one feature per series unless its columns are named <series>.<feature>" if d == 1 else ""
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on {cfg.n_features} "
@@ -199,7 +235,7 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndar
 def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple[LoadedModel, list[str]]:
     "The model for inputs of `n_features` features: `loaded`, or the shipped model of its system that reads that many (with a note)."
     shipped_root = Path(root) if root is not None else pretrained_dir()
-    derives = n_features == 2 and tuple(loaded.feature_names) == FEATURE_NAMES["springs"]
+    derives = derivation(loaded.feature_names, n_features) is not None
     if n_features == loaded.n_features or derives or Path(loaded.info["path"]).parent != shipped_root: return loaded, []
     for name in list_pretrained(root):
         card = _read_json(shipped_root / name / "card.json")

@@ -120,6 +120,20 @@ def test_infer_springs_positions_from_a_csv_with_the_shipped_model(tmp_path, cap
     assert edge_auroc(probs, sim["edges"]) > 0.9
 
 
+def test_infer_kuramoto_from_a_csv_of_sin_phi_with_the_shipped_model(tmp_path, capsys):
+    "One column of sin φ per oscillator (what a recording holds): rate, phase and ω are derived, the graph is found."
+    from acd_nb.metrics import edge_auroc
+    from acd_nb.sims import SimConfig, simulate
+    sim = simulate(SimConfig(system="kuramoto", n_steps=99), 8, seed=5)
+    for k, sample in enumerate(sim["x"]):
+        pd.DataFrame({f"osc{i + 1}": sample[i, :, 1] for i in range(5)}).to_csv(tmp_path / f"rec_{k}.csv", index=False)
+    assert main(["infer", "--pretrained", "kuramoto", "--input", str(tmp_path), "--out", str(tmp_path / "o"), "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert "read as sin φ: dφ/dt, phase and ω derived" in out and "warning" not in out
+    probs = np.stack([pd.read_csv(tmp_path / "o" / f"rec_{k}_edges.csv", index_col=0).to_numpy() for k in range(8)])
+    assert edge_auroc(probs, sim["edges"]) > 0.85
+
+
 def test_evaluate_prints_metrics_with_ci(work, capsys):
     assert main(["evaluate", "--model", str(work / "run"), "--data", str(work / "data")]) == 0
     out = capsys.readouterr().out
