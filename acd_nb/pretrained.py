@@ -14,6 +14,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
+from typing import Callable, NamedTuple
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from .train import load_checkpoint, save_checkpoint
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
            'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
-           'derive_velocities', 'derivation', 'prepare_series', 'model_for_features', 'simulate_test_set',
+           'derive_velocities', 'Derivation', 'derivation', 'prepare_series', 'model_for_features', 'simulate_test_set',
            'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
@@ -178,14 +179,22 @@ def derive_velocities(loaded: LoadedModel, positions: np.ndarray) -> np.ndarray:
     sim = _sim_of(loaded)
     return np.concatenate([positions, np.gradient(positions, sim["spring_dt"] * sim["spring_every"], axis=2)], axis=-1)
 
-# a model reading these features, given fewer: (input features, what they are read as, what is derived, how)
-DERIVATIONS = {FEATURE_NAMES["springs"]: (2, "positions x, y", "velocities vx, vy derived by central differences", derive_velocities),
-               FEATURE_NAMES["kuramoto"]: (1, "sin φ", "dφ/dt, phase and ω derived (ω fitted per oscillator)", derive_kuramoto)}
+class Derivation(NamedTuple):
+    "How a model reading more features is fed fewer: `n_inputs` features read as `reads`, the rest by `derive`."
+    n_inputs: int
+    reads: str
+    derived: str
+    derive: Callable
+
+DERIVATIONS = {FEATURE_NAMES["springs"]: Derivation(2, "positions x, y", "velocities vx, vy derived by central differences",
+                                                    derive_velocities),
+               FEATURE_NAMES["kuramoto"]: Derivation(1, "sin φ", "dφ/dt, phase and ω derived (ω fitted per oscillator)",
+                                                     derive_kuramoto)}
 
 def derivation(feature_names, n_features: int):
     "The `DERIVATIONS` entry that turns `n_features` input features into `feature_names`, or None."
     entry = DERIVATIONS.get(tuple(feature_names))
-    return entry if entry is not None and entry[0] == n_features else None
+    return entry if entry is not None and entry.n_inputs == n_features else None
 
 # %% ../nbs/41_pretrained.ipynb #1f47b377
 OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other units than the training data
@@ -193,8 +202,12 @@ OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other u
 def _models_reading(n_features: int) -> str:
     "Which shipped models read `n_features` features per series, for an error message."
     cards = {name: _read_json(pretrained_dir() / name / "card.json") for name in list_pretrained()}
-    fits = [n + (f" ({derivation(c['feature_names'], n_features)[1]})" if len(c.get("feature_names", [])) != n_features else "")
-            for n, c in cards.items() if len(c.get("feature_names", [])) == n_features or derivation(c.get("feature_names", []), n_features)]
+    fits = []
+    for n, c in cards.items():
+        names = c.get("feature_names", [])
+        derived = derivation(names, n_features)
+        if len(names) == n_features: fits.append(n)
+        elif derived: fits.append(f"{n} ({derived.reads})")
     if fits: return f"; shipped models that read {n_features}: {', '.join(fits)}"
     return "; no shipped model reads " + f"{n_features} (" + "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items()) + ")"
 
@@ -206,8 +219,8 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndar
     cfg, notes = loaded.model.cfg, []
     derived = derivation(loaded.feature_names, d) if t >= 3 else None
     if derived:
-        x, d = derived[3](loaded, x).astype(np.float32), len(loaded.feature_names)
-        notes.append(f"{name} has {derived[0]} feature(s) per series, read as {derived[1]}: {derived[2]}")
+        x, d = derived.derive(loaded, x).astype(np.float32), len(loaded.feature_names)
+        notes.append(f"{name} has {derived.n_inputs} feature(s) per series, read as {derived.reads}: {derived.derived}")
     if d != cfg.n_features:
         hint = "; a CSV file gives one feature per series unless its columns are named <series>.<feature>" if d == 1 else ""
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on {cfg.n_features} "
