@@ -29,7 +29,9 @@ __all__ = ['PRESETS', 'SYSTEM_PRESETS', 'offdiag_pairs', 'n_nodes_from_edges', '
 
 # %% ../nbs/00_core.ipynb #41e8c90b
 def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-    "Sender (cause) and receiver (effect) indices, each `(n_nodes*(n_nodes-1),)`, of all ordered pairs i != j, row-major."
+    """Sender and receiver indices `(n_nodes*(n_nodes-1),)` of all ordered pairs i != j
+
+    Row-major order; the sender is the cause, the receiver the effect."""
     if n_nodes < 2: raise ValueError(f"need at least 2 nodes to form edges, got n_nodes={n_nodes}")
     flat = torch.arange(n_nodes * n_nodes, device=device)
     send, recv = flat // n_nodes, flat % n_nodes
@@ -37,7 +39,7 @@ def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor
     return send[keep], recv[keep]
 
 def _offdiag_flat(n_nodes: int) -> np.ndarray:
-    "Flat indices `i*n + j` of the off-diagonal entries of an `(n, n)` matrix, in edge-list order."
+    "Flat indices `i*n + j` of the off-diagonal entries of `(n, n)`, in edge order"
     send, recv = offdiag_pairs(n_nodes)
     return (send * n_nodes + recv).numpy()
 
