@@ -417,7 +417,7 @@ def _plot_trajectories(shown: list, path: Path):
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
-# %% ../nbs/40_commands.ipynb #e9ecec77
+# %% ../nbs/40_commands.ipynb #3e388361
 def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int, n_show: int = 3) -> dict:
     """Fresh test samples per model, Enc and Enc+TTA graphs and scores, and two figures
 
@@ -443,6 +443,7 @@ def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int,
     _plot_trajectories(shown, out_dir / "trajectories.png")
     return results
 
+# %% ../nbs/40_commands.ipynb #c0bc1fe6
 def run_demo(out_dir="_reports/demo", n_samples: int = 2000, seed: int = 0, models=None, n_test: int = 64,
              tta_steps: int = 50, test_seed: int = 1) -> dict:
     """The main job: shipped `models` on fresh samples, plus simulated data statistics

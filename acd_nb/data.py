@@ -103,6 +103,7 @@ def _split_seed(seed: int, split: str, purpose: int) -> int:
     Purpose 0 is the simulation, 1 the noise."""
     return int(np.random.SeedSequence([seed, SPLITS.index(split), purpose]).generate_state(1)[0])
 
+# %% ../nbs/02_data.ipynb #6279cda6
 @dataclass(frozen=True)
 class DatasetConfig:
     "What determines a generated dataset: simulator, sizes, lengths, seed, noise"
@@ -171,6 +172,7 @@ def _check_cached_config(folder: Path, cfg: DatasetConfig) -> bool:
         raise ValueError(f"cache folder {folder} has config.json but misses data files; remove the folder to rebuild it")
     return True
 
+# %% ../nbs/02_data.ipynb #422c2a95
 def build_dataset(cfg: DatasetConfig, verbose: bool = False) -> Path:
     """Generate, normalise, add noise to and cache the splits of `cfg`; returns the folder
 
@@ -195,6 +197,7 @@ def build_dataset(cfg: DatasetConfig, verbose: bool = False) -> Path:
     _save_json(folder / "config.json", {"config": cfg.to_dict(), "key": cfg.key()})  # last: marks the folder complete
     return folder
 
+# %% ../nbs/02_data.ipynb #6296a7eb
 @dataclass
 class DatasetSplits:
     """Arrays of the three splits, the fitted `Normalizer` and where they live
@@ -273,6 +276,7 @@ class UserSeries:
     names: list[str]
     sources: list[str]
 
+# %% ../nbs/02_data.ipynb #0025b022
 def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
     "Numpy array in package axis order (rank 2, 3 or 4) -> `(B, N, T, D)`"
     if a.ndim not in (2, 3, 4):
@@ -283,6 +287,7 @@ def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
     if a.ndim == 2: return a[None, :, :, None]
     return a[..., None] if a.ndim == 3 else a
 
+# %% ../nbs/02_data.ipynb #1f0b5afe
 def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
     """Series and feature names of columns all named `<series>.<feature>`, else None
 
@@ -317,6 +322,7 @@ def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> t
     return df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features)).transpose(1, 0,
                                                                                                          2)[None], series
 
+# %% ../nbs/02_data.ipynb #f6676550
 def _csv_table(path: Path) -> pd.DataFrame:
     """A CSV file as a DataFrame, refusing repeated or missing column names
 
@@ -370,6 +376,7 @@ def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[st
         return _array_to_canonical(a, str(path)), names
     raise ValueError(f"{path}: unsupported file type {suffix!r}; use .csv, .npy or .npz")
 
+# %% ../nbs/02_data.ipynb #4c27f105
 SERIES_FILES = (".csv", ".npz", ".npy")
 
 def load_series(source, time_column: str | None = None, names: list[str] | None = None,

@@ -47,6 +47,7 @@ def _interleave(preds: list[torch.Tensor], n_steps: int) -> torch.Tensor:
     out = torch.stack(preds, dim=2).reshape(b, s * len(preds), n, d)  # time index = restart * k + step
     return out[:, :n_steps - 1].transpose(1, 2)
 
+# %% ../nbs/12_decoders.ipynb #c819d4de
 class MLPDecoder(nn.Module):
     """Message-passing MLP decoder (eq. 12-14): `x (B, N, T, D)` -> `pred (B, N, T-1, D)`
 
@@ -179,6 +180,7 @@ class _SimDecoder(nn.Module):
             out = _interleave(preds, x.shape[2])
             return out if self.normalizer is None else self.normalizer.transform(out)
 
+# %% ../nbs/12_decoders.ipynb #036c1f54
 class SpringsSimDecoder(_SimDecoder):
     "Differentiable springs physics: `x (B, N, T, 4)`, `edges (B, E, 2)` -> `(B, N, T-1, 4)`"
     def __init__(self, spring_k: float = 0.1, dt: float = 0.001, substeps: int = 100, box_size: float = 5.0,
@@ -206,6 +208,7 @@ class SpringsSimDecoder(_SimDecoder):
                 vel = torch.where(over, -vel.abs(), torch.where(under, vel.abs(), vel))
         return torch.cat([loc, vel], dim=-1)
 
+# %% ../nbs/12_decoders.ipynb #58986a76
 class KuramotoSimDecoder(_SimDecoder):
     "Differentiable Kuramoto physics: `x (B, N, T, 4)`, `edges (B, E, 2)` -> `(B, N, T-1, 4)`"
     def __init__(self, coupling: float = 1.0, dt: float = 0.01, substeps: int = 10, omega_low: float = 1.0,

@@ -37,6 +37,7 @@ def frozen(model, train_decoder: bool = False):
         model.train(was_training)
         for p, flag in zip(model.parameters(), flags): p.requires_grad_(flag)
 
+# %% ../nbs/15_infer.ipynb #daa1f609
 def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: int = 1000, lr: float = 0.1,
         shared: bool = False, train_decoder: bool = False, seed: int = 0, progress: bool = True,
         batch_size: int | None = None, window: int | None = None, losses: list | None = None) -> torch.Tensor:
@@ -126,6 +127,7 @@ def predict_future(model, x_obs: torch.Tensor, logits: torch.Tensor, horizon: in
         steps = teacher_every
     with frozen(model): return model.decode(seq, edges, prediction_steps=steps).float()
 
+# %% ../nbs/15_infer.ipynb #48f5c727
 def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return_outputs: bool = False, **kwargs):
     """Edge AUROC/accuracy and future MSE of `x (B, N, T, D)`
 

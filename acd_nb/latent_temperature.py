@@ -104,6 +104,7 @@ class TemperatureHead(nn.Module):
         h = F.relu(self.conv2(F.relu(self.conv1(x.reshape(b * n, t, d).transpose(1, 2)))))  # (B*N, H, T')
         return self.mlp(h.mean(-1).reshape(b, n, -1).mean(1))
 
+# %% ../nbs/20_latent_temperature.ipynb #22675d78
 class FlatTemperatureHead(nn.Module):
     """Reference-style ELU MLP on the flat sample: `x (B, N, T, D)` -> `(a, b)` `(B, 2)`
 
@@ -121,6 +122,7 @@ class FlatTemperatureHead(nn.Module):
                              f"{tuple(x.shape[1:])}")
         return self.mlp(x.flatten(1))
 
+# %% ../nbs/20_latent_temperature.ipynb #59e0ee61
 class LatentTemperatureACD(ACD):
     """ACD with a uniform latent temperature that feeds encoder and springs decoder
 
@@ -310,6 +312,7 @@ def temperature_metrics(predicted, true, alpha: float) -> dict:
     return {"correlation": correlation, "accuracy": float((pred_cls == true_cls).mean()), "auroc_1vall": float(auroc),
             "confusion": confusion.tolist()}
 
+# %% ../nbs/20_latent_temperature.ipynb #0b616a99
 def plot_temperature_confusion(confusion, alpha: float, ax=None, title: str | None = None):
     """Row-normalised `(3, 3)` confusion matrix `[true, predicted]` with counts
 

@@ -237,6 +237,7 @@ def _group_metrics(probs: np.ndarray, labels: np.ndarray, sq_err: np.ndarray | N
         out[int(k)] = res
     return out
 
+# %% ../nbs/21_latent_unobserved.ipynb #3aa822b3
 def evaluate_hidden(model: UnobservedACD, x, hidden_x, full_edges, method: str = "enc", infer_steps: int = 49,
                     teacher_every: int = 10, **infer_kwargs) -> dict:
     """Scores of `model` on observed `x (B, N, T, D)` with hidden `hidden_x (B, H, T, D)`

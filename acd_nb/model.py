@@ -70,21 +70,21 @@ DTYPES = ("fp32", "bf16")
 @dataclass
 class ACDConfig:
     "Everything needed to build an `ACD` model; validated on creation."
-    n_features: int
-    n_steps: int | None = None
-    n_edge_types: int = 2
-    encoder: str = "mlp"
-    decoder: str = "mlp"
+    n_features: int  # features per series and time step
+    n_steps: int | None = None  # time steps the MLP encoder sees (required by it, ignored by the CNN)
+    n_edge_types: int = 2  # edge types K; type 0 is "no edge"
+    encoder: str = "mlp"  # a key of `ENCODERS`
+    decoder: str = "mlp"  # a key of `DECODERS`
     hidden: int = 256
-    tau: float = 0.5
-    out_var: float = 5e-7
-    prediction_steps: int = 10
-    prior: tuple[float, ...] | None = None
+    tau: float = 0.5  # Gumbel-softmax temperature
+    out_var: float = 5e-7  # fixed variance of the Gaussian likelihood
+    prediction_steps: int = 10  # k: steps predicted before the truth is fed back
+    prior: tuple[float, ...] | None = None  # edge-type probabilities; None: uniform
     batch_norm: bool = True
     dropout: float = 0.0
-    dtype: str = "fp32"
-    gru_burn_in: bool = False
-    sim: dict | None = None
+    dtype: str = "fp32"  # or "bf16" autocast
+    gru_burn_in: bool = False  # input scheme of the GRU decoder
+    sim: dict | None = None  # keyword arguments of a simulation decoder
 
     def __post_init__(self):
         if self.prior is not None: self.prior = tuple(float(p) for p in self.prior)
@@ -134,6 +134,7 @@ def build_decoder(cfg: ACDConfig) -> nn.Module:
     "Decoder named by `cfg.decoder`."
     return DECODERS[cfg.decoder](cfg)
 
+# %% ../nbs/13_model.ipynb #23c44f09
 class ACD(nn.Module):
     "Amortized causal discovery: encoder $q_\\phi(z|x)$, decoder $p_\\theta(x^{t+1}|x^t, z)$, ELBO"
     config_cls = ACDConfig  # a variant sets its own config class; construction and `from_config` check against it

@@ -118,6 +118,7 @@ def batch_norm_last(bn: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
     Statistics pool all leading axes."""
     return bn(x.float().reshape(-1, x.shape[-1])).reshape(x.shape)
 
+# %% ../nbs/10_nn.ipynb #70f07f8a
 class MLP(nn.Module):
     "Two-layer ELU network, optional batch norm: `(..., n_in)` -> `(..., n_out)`"
     def __init__(self, n_in: int, n_hidden: int, n_out: int, batch_norm: bool = True, dropout: float = 0.0):

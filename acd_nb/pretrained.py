@@ -212,6 +212,8 @@ def derive_velocities(loaded: LoadedModel, positions: np.ndarray) -> np.ndarray:
     return np.concatenate([positions, np.gradient(positions, sim["spring_dt"] * sim["spring_every"], axis=2)], axis=-1)
 
 # a model reading these features, given fewer: (input features, what they are read as, what is derived, how)
+
+# %% ../nbs/41_pretrained.ipynb #117be754
 DERIVATIONS = {FEATURE_NAMES["springs"]: (2, "positions x, y", "velocities vx, vy derived by central differences",
                                           derive_velocities),
                FEATURE_NAMES["kuramoto"]: (1, "sin φ", "dφ/dt, phase and ω derived (ω fitted per oscillator)",
@@ -345,7 +347,7 @@ def summarise_evaluation(res: dict) -> dict:
     if "mse_free" in res: out.update(mse_free_1=res["mse_free"][0], mse_teacher_10=res["mse_teacher_10"])
     return out
 
-# %% ../nbs/41_pretrained.ipynb #32c9e47f
+# %% ../nbs/41_pretrained.ipynb #c4a2a635
 def _card_use(card: dict) -> list[str]:
     "Title, provenance and the Use section: what the model reads and how to run it"
     sim, model = (card.get("data") or {}).get("sim") or {}, card.get("model") or {}
@@ -386,6 +388,7 @@ def _card_training(card: dict) -> list[str]:
             f"loss ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))}).",
             ""]
 
+# %% ../nbs/41_pretrained.ipynb #c5a6a989
 def _card_test(card: dict) -> list[str]:
     "The Test results section, a row per method beside the paper's AUROC; nothing without test results"
     test = card.get("test")

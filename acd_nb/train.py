@@ -286,6 +286,7 @@ class _Run:
         if self.out_dir is not None and self.main_process: write_json(self.out_dir / "history.json", self.history)
         return record
 
+# %% ../nbs/14_train.ipynb #d6ac8bf4
 def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, resume: bool = True,
         stop_after_steps: int | None = None) -> list[dict]:
     """Train `model` on `train`, validating on `valid` every epoch
@@ -343,6 +344,7 @@ def write_or_check_run(run_file, run: dict):
         raise ValueError(f"{run_file.parent} holds a run with a different {', '.join(differs)} configuration; use "
                          "another --out")
 
+# %% ../nbs/14_train.ipynb #bb1edd21
 def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, model: dict | None = None,
                   train: dict | None = None, threads: int | None = None, run_info: dict | None = None) -> dict:
     """Train ACD on `data` (`DatasetSplits`) with a preset's settings
