@@ -81,9 +81,8 @@ def _folder_features(folder: Path) -> list[int] | None:
     meta = json.loads((folder / "config.json").read_text())
     return meta.get("features")
 
-def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None, seed: int = 1) -> tuple[np.ndarray,
-                                                                                                          np.ndarray,
-                                                                                                          str]:
+def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None,
+                    seed: int = 1) -> tuple[np.ndarray, np.ndarray, str]:
     """`(x, edges, description)`: scaled test series for `loaded`
 
     From the dataset folder `data`, the run's test split, or a fresh simulation."""

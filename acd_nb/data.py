@@ -169,7 +169,8 @@ def _check_cached_config(folder: Path, cfg: DatasetConfig) -> bool:
         raise ValueError(f"cache folder {folder} holds a dataset generated with a different configuration "
                          f"(differs in {differs}); remove the folder or choose another ACD_DATA_DIR")
     if not all((folder / f"{s}.npz").exists() for s in SPLITS) or not (folder / "normalizer.json").exists():
-        raise ValueError(f"cache folder {folder} has config.json but misses data files; remove the folder to rebuild it")
+        raise ValueError(f"cache folder {folder} has config.json but misses data files; "
+                         "remove the folder to rebuild it")
     return True
 
 # %% ../nbs/02_data.ipynb #422c2a95
@@ -256,7 +257,8 @@ def load_netsim(folder: str | Path | None = None, subjects=range(NETSIM_SUBJECTS
     for k in subjects:
         path = folder / f"sim3_subject_{k}.npz"
         if not path.exists():
-            where = "set by ACD_NETSIM_DIR" if "ACD_NETSIM_DIR" in os.environ else "shipped with acd_nb: is the installation complete?"
+            where = ("set by ACD_NETSIM_DIR" if "ACD_NETSIM_DIR" in os.environ
+                     else "shipped with acd_nb: is the installation complete?")
             raise FileNotFoundError(f"Netsim file {path} not found (folder {where}; data: Smith et al. 2011 NetSim "
                                     "sim3)")
         with np.load(path) as z: xs.append(z["X_np"]); graphs.append(z["Gref"])
@@ -319,8 +321,8 @@ def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> t
     if grid is None: return df.to_numpy(dtype=np.float64).T, list(by_name)
     series, features = grid
     columns = [by_name[f"{s}.{f}"] for s in series for f in features]
-    return df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features)).transpose(1, 0,
-                                                                                                         2)[None], series
+    values = df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features))
+    return values.transpose(1, 0, 2)[None], series
 
 # %% ../nbs/02_data.ipynb #f6676550
 def _csv_table(path: Path) -> pd.DataFrame:
@@ -330,7 +332,8 @@ def _csv_table(path: Path) -> pd.DataFrame:
     try: df = pd.read_csv(path)
     except pd.errors.EmptyDataError: raise ValueError(f"{path} is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})".replace("\n", " ")) from None
+        raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})"
+                         .replace("\n", " ")) from None
     with open(path, newline="", encoding="utf-8", errors="replace") as f: header = next(csv.reader(f), [])
     if len(header) == 1 and ";" in header[0]:
         raise ValueError(f"{path}: the header {header[0]!r} looks semicolon-separated; acd reads comma-separated CSV "

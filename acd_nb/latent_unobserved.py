@@ -65,7 +65,8 @@ class HiddenSeriesLSTM(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, t, d = x.shape
         if (n, d) != (self.n_observed, self.n_features):
-            raise ValueError(f"expected {self.n_observed} observed series of {self.n_features} features, got {n} of {d}")
+            raise ValueError(f"expected {self.n_observed} observed series of {self.n_features} features, "
+                             f"got {n} of {d}")
         seq = x.transpose(1, 2).reshape(b, t, n * d)             # (B, T, N*D): one vector per time step
         out = self.head(self.lstm(seq)[0])                       # (B, T, H*D)
         return out.reshape(b, t, self.n_hidden, d).transpose(1, 2)
@@ -179,7 +180,8 @@ class UnobservedACD(ACD):
             err = (hidden_pred.float() - hidden) ** 2
             out["mse_hidden"] = err.mean().detach()
             if self.cfg.hidden_model == "supervised":
-                out["supervised"] = self.cfg.supervised_weight * err.sum() / (2 * self.cfg.out_var * full.shape[0] * full.shape[1])
+                norm = 2 * self.cfg.out_var * full.shape[0] * full.shape[1]
+                out["supervised"] = self.cfg.supervised_weight * err.sum() / norm
                 out["loss"] = out["loss"] + out["supervised"]
         return out
 

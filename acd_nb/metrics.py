@@ -44,7 +44,8 @@ def _offdiag_scores_labels(scores, edges) -> tuple[np.ndarray, np.ndarray]:
     if scores.shape != edges.shape:
         raise ValueError(f"scores shape {scores.shape} does not match edges shape {edges.shape}")
     if scores.ndim != 3 or scores.shape[1] != scores.shape[2] or scores.shape[1] < 2:
-        raise ValueError(f"scores and edges must have shape (samples, nodes, nodes) with nodes >= 2, got {scores.shape}")
+        raise ValueError("scores and edges must have shape (samples, nodes, nodes) with nodes >= 2, "
+                         f"got {scores.shape}")
     scores, labels = matrix_to_edges(scores), matrix_to_edges(edges)
     if not np.isfinite(scores).all(): raise ValueError("scores contain NaN or infinite values off the diagonal")
     if not np.isin(labels, (0, 1)).all(): raise ValueError("edges must hold only 0 and 1 off the diagonal")

@@ -45,8 +45,9 @@ def draw_architecture(ax=None):
     arrow = dict(arrowstyle="-|>", color="0.25", lw=1.2)
     for (x0, _, _), (x1, _, _) in zip(boxes, boxes[1:]):
         ax.annotate("", (x1 - 0.95, 2.0), (x0 + 0.95, 2.0), arrowprops=arrow)
-    ax.annotate("", (9.4, 2.65), (1.0, 2.65), arrowprops=dict(arrowstyle="-|>", color="0.45", lw=1, ls="--",
-                                                                connectionstyle="arc,angleA=90,angleB=90,armA=18,armB=18,rad=6"))
+    ax.annotate("", (9.4, 2.65), (1.0, 2.65),
+                arrowprops=dict(arrowstyle="-|>", color="0.45", lw=1, ls="--",
+                                connectionstyle="arc,angleA=90,angleB=90,armA=18,armB=18,rad=6"))
     ax.text(5.2, 3.0, "$x^t$ (teacher forcing every k steps)", ha="center", fontsize=8, color="0.35")
     ax.text(6.25, 0.75, "loss = Gaussian NLL($\\hat x$, $x$)  +  KL($q_\\phi(z \\mid x)$ ‖ prior)", ha="center",
             fontsize=9)

@@ -230,13 +230,12 @@ OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other u
 def _models_reading(n_features: int) -> str:
     "Which shipped models read `n_features` features per series (for error messages)"
     cards = {name: _read_json(pretrained_dir() / name / "card.json") for name in list_pretrained()}
-    fits = [n + (f" ({derivation(c['feature_names'], n_features)[1]})" if len(c.get("feature_names",
-                                                                                    [])) != n_features else "")
-            for n, c in cards.items() if len(c.get("feature_names",
-                                                   [])) == n_features or derivation(c.get("feature_names", []),
-                                                                                    n_features)]
+    def reads(c): return len(c.get("feature_names", [])) == n_features
+    fits = [n + ("" if reads(c) else f" ({derivation(c['feature_names'], n_features)[1]})")
+            for n, c in cards.items() if reads(c) or derivation(c.get("feature_names", []), n_features)]
     if fits: return f"; shipped models that read {n_features}: {', '.join(fits)}"
-    return "; no shipped model reads " + f"{n_features} (" + "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items()) + ")"
+    read = "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items())
+    return "; no shipped model reads " + f"{n_features} (" + read + ")"
 
 def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndarray, list[str]]:
     """Checked, cut and scaled series `x (B, N, T, D)` for `loaded`, with notes
@@ -251,13 +250,13 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndar
         x, d = derived[3](loaded, x).astype(np.float32), len(loaded.feature_names)
         notes.append(f"{name} has {derived[0]} feature(s) per series, read as {derived[1]}: {derived[2]}")
     if d != cfg.n_features:
-        hint = "; a CSV file gives one feature per series unless its columns are named <series>.<feature>" if d == 1 else ""
+        hint = ("; a CSV file gives one feature per series unless its columns are named <series>.<feature>"
+                if d == 1 else "")
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on "
-                         f"{cfg.n_features} "
-                         f"({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
+                         f"{cfg.n_features} ({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
     if t < loaded.min_steps:
-        need = f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)" \
-            if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)"
+        need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)"
+                if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
         raise ValueError(f"{name} has {t} time steps but model {loaded.name!r} needs {need}")
     if cfg.encoder == "mlp" and t > cfg.n_steps:
         x = x[:, :, :cfg.n_steps]

@@ -189,8 +189,8 @@ def claims_markdown(reports: list[dict], link=report_link) -> str:
 def results_markdown(reports: list[dict], experiments: list[str], scale: str = "cpu", link=report_link) -> str:
     "The claims table, how many hold, and the `experiments` without a `scale` report"
     claims = [c for rep in reports for c in rep["results"].get("claims", [])]
-    parts = [f"{sum(c['holds'] for c in claims)} of {len(claims)} claims hold in the committed reports.\n" if claims else "",
-             claims_markdown(reports, link)]
+    held = f"{sum(c['holds'] for c in claims)} of {len(claims)} claims hold in the committed reports.\n"
+    parts = [held if claims else "", claims_markdown(reports, link)]
     done = {rep["experiment"] for rep in reports if rep["scale"] == scale}
     missing = [e for e in experiments if e not in done]
     if missing: parts.append(f"\nNo `{scale}` report committed yet: " + ", ".join(f"`{e}`" for e in missing) + ".")

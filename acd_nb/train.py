@@ -194,7 +194,8 @@ class _Run:
         self.out_dir = Path(out_dir) if out_dir is not None else None
         # where the run starts: epoch and batch, its history, best validation loss, seconds trained in earlier sessions,
         # and the summed loss of the started epoch's batches
-        self.start_epoch, self.start_step, self.history, self.best, self.elapsed, self.running_loss = 0, 0, [], math.inf, 0.0, 0.0
+        self.start_epoch, self.start_step, self.history = 0, 0, []
+        self.best, self.elapsed, self.running_loss = math.inf, 0.0, 0.0
         self.steps_done, self.t0 = 0, time.perf_counter()
         seed_everything(cfg.seed + self.rank)
 
@@ -301,8 +302,8 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
     if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
         return run.history  # its budget is spent: nothing to resume
     if cfg.compile: compile_encoder(model)
-    net = DistributedDataParallel(model,
-                                  device_ids=[run.device] if run.device.type == "cuda" else None) if run.world > 1 else model
+    device_ids = [run.device] if run.device.type == "cuda" else None
+    net = DistributedDataParallel(model, device_ids=device_ids) if run.world > 1 else model
     run.t0 = time.perf_counter()
     bar = tqdm(total=cfg.epochs, initial=run.start_epoch, desc="train", unit="epoch",
                disable=not (cfg.progress and run.main_process))
