@@ -467,4 +467,5 @@ d = { 'settings': { 'branch': 'main',
                               'acd_nb.train.save_checkpoint': ('train.html#save_checkpoint', 'acd_nb/train.py'),
                               'acd_nb.train.train_dataset': ('train.html#train_dataset', 'acd_nb/train.py'),
                               'acd_nb.train.train_simulated': ('train.html#train_simulated', 'acd_nb/train.py'),
+                              'acd_nb.train.warm_start': ('train.html#warm_start', 'acd_nb/train.py'),
                               'acd_nb.train.write_or_check_run': ('train.html#write_or_check_run', 'acd_nb/train.py')}}}

@@ -34,7 +34,7 @@ from .sims import SimConfig
 # %% auto #0
 __all__ = ['SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors', 'save_checkpoint',
            'load_checkpoint', 'evaluate_loss', 'compile_encoder', 'distributed_env', 'fit', 'write_or_check_run',
-           'train_dataset', 'train_simulated']
+           'warm_start', 'train_dataset', 'train_simulated']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 @dataclass
@@ -345,13 +345,23 @@ def write_or_check_run(run_file, run: dict):
         raise ValueError(f"{run_file.parent} holds a run with a different {', '.join(differs)} configuration; use "
                          "another --out")
 
+# %% ../nbs/14_train.ipynb #34e74cab
+def warm_start(model, checkpoint):
+    "Load `checkpoint`'s weights into `model`; both must have the same config"
+    ckpt = load_checkpoint(checkpoint)
+    if ckpt["config"] != model.cfg.to_dict():
+        raise ValueError(f"{checkpoint} holds a model with another config; a warm start needs the same one")
+    model.load_state_dict(ckpt["model"])
+
 # %% ../nbs/14_train.ipynb #bb1edd21
 def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, model: dict | None = None,
-                  train: dict | None = None, threads: int | None = None, run_info: dict | None = None) -> dict:
+                  train: dict | None = None, threads: int | None = None, run_info: dict | None = None,
+                  init=None) -> dict:
     """Train ACD on `data` (`DatasetSplits`) with a preset's settings
 
     Returns `model`, `history`, `data`, `run` (configs).
-    `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`."""
+    `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`.
+    `init`, a checkpoint of a model with the same config, is where a new run starts (`warm_start`); it is kept in `run.json`."""
     if threads: torch.set_num_threads(threads)
     system = data.config["sim"]["system"]
     p = get_preset(preset, system) if isinstance(preset, str) else preset
@@ -361,11 +371,13 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
     train_cfg = TrainConfig.from_preset(p, seed=seed, **(train or {}))
     run = {"system": system, "preset": p.name, "data": data.config, "data_path": str(Path(data.path).resolve()),
            "features": None, "normalizer": data.normalizer.to_dict(), **(run_info or {}),
+           **({"init": str(Path(init).resolve())} if init is not None else {}),
            "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
     out_dir = Path(out_dir) if out_dir is not None else None
-    if out_dir is not None and distributed_env()[0] == 0: write_or_check_run(out_dir / "run.json", run)
     seed_everything(seed)
     net = ACD.from_config(model_cfg)
+    if init is not None: warm_start(net, init)  # a resumed run then replaces these weights by its own
+    if out_dir is not None and distributed_env()[0] == 0: write_or_check_run(out_dir / "run.json", run)
     history = fit(net, (x, data.train["edges"]), (data.valid["x"], data.valid["edges"]), train_cfg, out_dir)
     if out_dir is not None and (out_dir / "best.pt").exists():
         net.load_state_dict(load_checkpoint(out_dir / "best.pt")["model"])
@@ -373,7 +385,7 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
 
 def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, noise: float = 0.0,
                     sim: dict | None = None, model: dict | None = None, train: dict | None = None,
-                    threads: int | None = None) -> dict:
+                    threads: int | None = None, init=None) -> dict:
     """Train ACD on the `preset`'s simulated `system` dataset with `train_dataset`
 
     The dataset is built or found in the cache.
@@ -385,4 +397,4 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
         _start_distributed(get_device({**(train or {})}.get("device", "auto")))
         if rank == 0: load_dataset(data_cfg)
         dist.barrier()
-    return train_dataset(load_dataset(data_cfg), p, out_dir, seed, model, train, threads)
+    return train_dataset(load_dataset(data_cfg), p, out_dir, seed, model, train, threads, init=init)
