@@ -25,20 +25,22 @@ __all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'COMMANDS', 'main']
 SYSTEM_NAMES = ("springs", "kuramoto")
 PRESET_NAMES = ("ci", "cpu", "paper")
 
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="acd", description="Amortized Causal Discovery (acd_nb).")
-    ap.add_argument("--version", action="version", version=f"acd_nb {__version__}")
-    sub = ap.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="shipped models on fresh simulated data, plus simulated data statistics and figures")
+# %% ../nbs/42_cli.ipynb #561995d5
+def _add_demo(sub):
+    demo = sub.add_parser("demo",
+                          help="shipped models on fresh simulated data, plus simulated data statistics and figures")
     demo.add_argument("--out", default="_reports/demo", help="output folder (default: _reports/demo)")
-    demo.add_argument("--n-samples", type=int, default=2000, help="samples per system for the statistics (default: 2000)")
+    demo.add_argument("--n-samples", type=int, default=2000,
+                      help="samples per system for the statistics (default: 2000)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--n-test", type=int, default=64, help="fresh test samples per shipped model (default: 64)")
     demo.add_argument("--tta-steps", type=int, default=50, help="test-time adaptation steps for Enc+TTA (default: 50)")
     demo.add_argument("--test-seed", type=int, default=1,
                       help="seed of the first model's fresh test samples, +1 per further model (default: 1)")
-    demo.add_argument("--model", action="append", help="a run or model folder to show instead of the shipped models (repeatable)")
+    demo.add_argument("--model", action="append",
+                      help="a run or model folder to show instead of the shipped models (repeatable)")
 
+def _add_simulate(sub):
     sim = sub.add_parser("simulate", help="simulate a dataset folder (train/valid/test splits) for `acd train --data`")
     sim.add_argument("system", choices=SYSTEM_NAMES)
     sim.add_argument("--out", required=True, help="dataset folder to write")
@@ -46,12 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("n-train", "n-valid", "n-test", "steps-train", "steps-test"):
         sim.add_argument(f"--{name}", type=int, help=f"{name.replace('-', ' ')} (default: the preset's)")
     sim.add_argument("--nodes", type=int, default=5, help="series per sample (default: 5)")
-    sim.add_argument("--noise", type=float, default=0.0, help="observation noise std on normalised features (default: 0)")
+    sim.add_argument("--noise", type=float, default=0.0,
+                     help="observation noise std on normalised features (default: 0)")
     sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--features", help="comma-separated feature indices to keep, e.g. 1 (Kuramoto sin phi); default: all")
-    sim.add_argument("--export", type=int, default=0, help="also write the first K test samples as CSV/.npz files (default: 0)")
+    sim.add_argument("--features",
+                     help="comma-separated feature indices to keep, e.g. 1 (Kuramoto sin phi); default: all")
+    sim.add_argument("--export", type=int, default=0,
+                     help="also write the first K test samples as CSV/.npz files (default: 0)")
     sim.add_argument("--force", action="store_true", help="replace an existing non-empty --out folder")
 
+def _add_train(sub):
     train = sub.add_parser("train", help="train ACD on simulated data or a dataset folder (rerun to resume)")
     source = train.add_mutually_exclusive_group(required=True)
     source.add_argument("--sim", choices=SYSTEM_NAMES, help="simulated system (dataset from the preset)")
@@ -59,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--preset", default="cpu", help=f"one of {list(PRESET_NAMES)} (default: cpu)")
     train.add_argument("--out", required=True, help="run folder: checkpoints, history, run.json")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--noise", type=float, help="with --sim: observation noise std on normalised features (default: 0)")
+    train.add_argument("--noise", type=float,
+                       help="with --sim: observation noise std on normalised features (default: 0)")
     train.add_argument("--encoder", choices=("mlp", "cnn"), help="default: mlp for springs, cnn for kuramoto")
     train.add_argument("--hidden", type=int, help="hidden size (default: the preset's)")
     train.add_argument("--lr", type=float, help="learning rate (default: the preset's)")
@@ -67,28 +74,41 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--minutes", type=float, help="wall-clock training budget (default: the preset's)")
     train.add_argument("--threads", type=int, help="torch CPU threads")
 
-    def model_args(p):
-        which = p.add_mutually_exclusive_group(required=True)
-        which.add_argument("--model", help="run folder written by `acd train`, or a model folder")
-        which.add_argument("--pretrained", help="name of a model shipped with acd_nb (e.g. springs, kuramoto)")
-        p.add_argument("--method", default="enc", choices=("enc", "tta", "enc+tta"))
-        p.add_argument("--tta-steps", type=int, help="TTA iterations (default 1000)")
-        p.add_argument("--tta-lr", type=float, help="TTA learning rate (default 0.1)")
+# %% ../nbs/42_cli.ipynb #0a71cd8c
+def _add_model_args(p):
+    "The options `infer` and `evaluate` share: which model, and how it reads graphs"
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", help="run folder written by `acd train`, or a model folder")
+    which.add_argument("--pretrained", help="name of a model shipped with acd_nb (e.g. springs, kuramoto)")
+    p.add_argument("--method", default="enc", choices=("enc", "tta", "enc+tta"))
+    p.add_argument("--tta-steps", type=int, help="TTA iterations (default 1000)")
+    p.add_argument("--tta-lr", type=float, help="TTA learning rate (default 0.1)")
 
+def _add_infer(sub):
     inf = sub.add_parser("infer", help="infer the causal graph of each sample in series files")
-    model_args(inf)
-    inf.add_argument("--input", required=True, nargs="+", help=".csv (rows = time steps, columns = series), .npy or .npz "
+    _add_model_args(inf)
+    inf.add_argument("--input", required=True, nargs="+",
+                     help=".csv (rows = time steps, columns = series), .npy or .npz "
                      "files, one sample each (an .npy/.npz may hold several), or one folder of .csv files")
     inf.add_argument("--time-column", help="name of a CSV time column to drop (checked to increase)")
     inf.add_argument("--out", required=True, help="output folder for <sample>_edges.csv and <sample>_graph.png")
-    inf.add_argument("--no-figures", action="store_true", help="write the edge tables only, no PNG per sample (faster for many series)")
+    inf.add_argument("--no-figures", action="store_true",
+                     help="write the edge tables only, no PNG per sample (faster for many series)")
 
+def _add_evaluate(sub):
     ev = sub.add_parser("evaluate", help="score a model: AUROC, accuracy and prediction MSE with 95%% CIs")
-    model_args(ev)
+    _add_model_args(ev)
     ev.add_argument("--data", help="dataset folder from `acd simulate` (default: a run's own test split; "
                     "for --pretrained, fresh simulated samples)")
-    ev.add_argument("--n-samples", type=int, help="score only the first N test samples / simulate N (default: all / the card's)")
+    ev.add_argument("--n-samples", type=int,
+                    help="score only the first N test samples / simulate N (default: all / the card's)")
     ev.add_argument("--seed", type=int, default=1, help="seed of fresh test samples for --pretrained (default: 1)")
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="acd", description="Amortized Causal Discovery (acd_nb).")
+    ap.add_argument("--version", action="version", version=f"acd_nb {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+    for add_command in (_add_demo, _add_simulate, _add_train, _add_infer, _add_evaluate): add_command(sub)
     return ap
 
 # %% ../nbs/42_cli.ipynb #2b635234
@@ -103,11 +123,13 @@ def _demo(args):
 def _simulate(args):
     from acd_nb.commands import simulate_dataset
     from acd_nb.data import SPLITS, load_dataset
-    sizes = {k: getattr(args, k) for k in ("n_train", "n_valid", "n_test", "steps_train", "steps_test") if getattr(args, k) is not None}
+    sizes = {k: getattr(args, k) for k in ("n_train", "n_valid", "n_test", "steps_train",
+                                           "steps_test") if getattr(args, k) is not None}
     features = None
     if args.features:
         try: features = [int(f) for f in args.features.split(",")]
-        except ValueError: raise ValueError(f"--features must be comma-separated integers, got {args.features!r}") from None
+        except ValueError:
+            raise ValueError(f"--features must be comma-separated integers, got {args.features!r}") from None
     out = simulate_dataset(args.system, args.out, args.preset, args.seed, args.noise, args.nodes, features, args.export,
                            args.force, **sizes)
     ds = load_dataset(out)
@@ -118,7 +140,8 @@ def _train(args):
     model = {k: v for k, v in dict(encoder=args.encoder, hidden=args.hidden).items() if v is not None}
     train = {k: v for k, v in dict(lr=args.lr, epochs=args.epochs, minutes=args.minutes).items() if v is not None}
     if args.data:
-        if args.noise is not None: raise ValueError("--noise applies to --sim; a --data folder's noise was set by `acd simulate --noise`")
+        if args.noise is not None:
+            raise ValueError("--noise applies to --sim; a --data folder's noise was set by `acd simulate --noise`")
         from acd_nb.commands import train_on_folder
         res = train_on_folder(args.data, args.preset, args.out, args.seed, model, train, args.threads)
     else:
@@ -139,10 +162,12 @@ def _infer(args):
 
 def _evaluate(args):
     from acd_nb.commands import evaluate_run, format_evaluation
-    res = evaluate_run(_model_source(args), args.method, args.tta_steps, args.tta_lr, args.data, args.n_samples, args.seed)
+    res = evaluate_run(_model_source(args), args.method, args.tta_steps, args.tta_lr, args.data, args.n_samples,
+                       args.seed)
     print(f"model {res['model']}, method {res['method']}, {res['data']}:")
     print(format_evaluation(res))
 
+# %% ../nbs/42_cli.ipynb #65cc6051
 COMMANDS = {"demo": _demo, "simulate": _simulate, "train": _train, "infer": _infer, "evaluate": _evaluate}
 
 def main(argv: list[str] | None = None) -> int:

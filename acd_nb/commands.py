@@ -22,7 +22,8 @@ from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
 from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
-from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model, model_for_features,
+from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model,
+                               model_for_features,
                                pretrained_path, prepare_series, simulate_test_set)
 from .reports import PAPER
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
@@ -34,13 +35,17 @@ __all__ = ['WRITTEN_BY_ACD', 'GRAPH_DRAWING_MAX_NODES', 'PAPER_AUROC', 'evaluate
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
-    "`{'mean', 'ci95', 'n'}` of a `summarise` result, JSON-safe: `ci95` None for one value, `mean` None for none."
+    """`{'mean', 'ci95', 'n'}` of a `summarise` result, JSON-safe
+
+    `ci95` is None for one value, `mean` None for none."""
     return to_json_safe({"mean": None if s["n"] == 0 else s["mean"], "ci95": s["ci95"], "n": s["n"]})
 
-def evaluate_model(loaded: LoadedModel, x, edges, method: str = "enc", steps: int | None = None, lr: float | None = None,
+def evaluate_model(loaded: LoadedModel, x, edges, method: str = "enc", steps: int | None = None,
+                   lr: float | None = None,
                    progress: bool = False) -> tuple[dict, dict]:
-    """Score `loaded` on scaled test series `x (B, N, T, D)` with true `edges (B, N, N)`: `acd_nb.infer.evaluate` from the model's `infer_steps`.
+    """Score `loaded` on scaled test series `x (B, N, T, D)` against `edges (B, N, N)`
 
+    `acd_nb.infer.evaluate` from the model's `infer_steps`.
     Returns `(metrics, outputs)`: metrics with per-sample 95% CIs (JSON-ready); outputs `probs (B, N, N)`,
     `pred (B, N, T - infer_steps, D)` (None when `T <= infer_steps`) and `auroc_per_sample (B,)`."""
     from acd_nb.infer import evaluate
@@ -56,29 +61,37 @@ def evaluate_model(loaded: LoadedModel, x, edges, method: str = "enc", steps: in
     return res, outputs
 
 def format_evaluation(res: dict) -> str:
-    "Lines printed by `acd evaluate`: AUROC, accuracy and MSE with 95% CIs over test samples."
-    lines = [f"  AUROC     {format_ci(res['auroc_per_sample'])} (mean over {res['auroc_per_sample']['n']} samples ± 95% CI; "
+    """Lines printed by `acd evaluate`: AUROC, accuracy and MSE with 95% CIs
+
+    CIs over test samples."""
+    lines = [f"  AUROC     {format_ci(res['auroc_per_sample'])} (mean over {res['auroc_per_sample']['n']} samples ± "
+             "95% CI; "
              f"pooled over all edges {res['auroc']:.3f})",
              f"  accuracy  {format_ci(res['accuracy'])} (probability > 0.5)"]
     if "mse_1" in res:
-        lines.append(f"  MSE       free-running: step 1 {format_ci(res['mse_1'], sci=True)}, step 10 {format_ci(res['mse_10'], sci=True)}, "
+        lines.append(f"  MSE       free-running: step 1 {format_ci(res['mse_1'], sci=True)}, step 10 "
+                     f"{format_ci(res['mse_10'], sci=True)}, "
                      f"mean of {res['horizon']} steps {format_ci(res['mse_all'], sci=True)}; "
                      f"truth fed back every 10 steps {format_ci(res['mse_teacher_10'], sci=True)}")
     return "\n".join(lines)
 
 # %% ../nbs/40_commands.ipynb #c6e4dd32
 def _folder_features(folder: Path) -> list[int] | None:
-    "Simulator feature indices kept in a dataset folder written by `acd simulate` (None: all of them)."
+    "Simulator features kept in a dataset folder of `acd simulate` (None: all)"
     meta = json.loads((folder / "config.json").read_text())
     return meta.get("features")
 
-def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None, seed: int = 1) -> tuple[np.ndarray, np.ndarray, str]:
-    "`(x, edges, description)`: scaled test series for `loaded` from dataset folder `data`, the run's test split, or a fresh simulation."
+def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None,
+                    seed: int = 1) -> tuple[np.ndarray, np.ndarray, str]:
+    """`(x, edges, description)`: scaled test series for `loaded`
+
+    From the dataset folder `data`, the run's test split, or a fresh simulation."""
     if data is not None:
         ds = load_dataset(data)
         system = ds.config["sim"]["system"]
         if loaded.info["system"] not in (None, system):
-            raise ValueError(f"{data} holds {system} data but model {loaded.name!r} was trained on {loaded.info['system']}")
+            raise ValueError(f"{data} holds {system} data but model {loaded.name!r} was trained on "
+                             f"{loaded.info['system']}")
         kept = _folder_features(ds.path)
         if kept is not None and kept != loaded.info["features"]:
             raise ValueError(f"{data} holds features {kept} of the simulator but model {loaded.name!r} was trained on "
@@ -99,9 +112,12 @@ def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None
     if n_samples is not None: x_all, edges = x_all[:n_samples], edges[:n_samples]
     return x_all, edges, f"{len(x_all)} samples, {desc}"
 
+# %% ../nbs/40_commands.ipynb #dc5dfa15
 def evaluate_run(source, method: str = "enc", tta_steps: int | None = None, tta_lr: float | None = None, data=None,
                  n_samples: int | None = None, seed: int = 1, progress: bool = True) -> dict:
-    "Score a model (run folder, model folder or shipped name) with `evaluate_model`; a run scored on its own test split writes `eval_<method>.json` into it."
+    """Score a model (run folder, model folder or shipped name) with `evaluate_model`
+
+    A run scored on its own test split gets `eval_<method>.json`."""
     loaded = load_model(source)
     x, edges, desc = evaluation_data(loaded, data, n_samples, seed)
     res, _ = evaluate_model(loaded, x, edges, method, tta_steps, tta_lr, progress)
@@ -112,26 +128,33 @@ def evaluate_run(source, method: str = "enc", tta_steps: int | None = None, tta_
 
 # %% ../nbs/40_commands.ipynb #588699fe
 def _select_features(norm: Normalizer, features: list[int]) -> Normalizer:
-    "The normaliser of the kept `features`, each with the (min, max) of the group it belonged to."
+    "Normaliser of the kept `features`, each with its group's (min, max)"
     group_of = {f: k for k, g in enumerate(norm.groups) for f in g}
     return Normalizer(groups=[[k] for k in range(len(features))], mins=[norm.mins[group_of[f]] for f in features],
                       maxs=[norm.maxs[group_of[f]] for f in features])
 
 def _export_samples(folder: Path, test: dict, norm: Normalizer, n: int):
-    "First `n` test samples in raw units: `samples/test_<k>.csv|npz` and `true_graphs/test_<k>.csv` (rows cause, columns effect)."
+    """First `n` test samples in raw units, with their true graphs
+
+    Writes `samples/test_<k>.csv|npz` and `true_graphs/test_<k>.csv` (rows cause, columns effect)."""
     (folder / "samples").mkdir(); (folder / "true_graphs").mkdir()
     raw = norm.inverse_transform(test["x"][:n])
     names = [f"x{i}" for i in range(raw.shape[1])]
     for k in range(len(raw)):
         stem = f"test_{k:03d}"
-        if raw.shape[-1] == 1: pd.DataFrame(raw[k, :, :, 0].T, columns=names).to_csv(folder / "samples" / f"{stem}.csv", index=False)
+        if raw.shape[-1] == 1:
+            pd.DataFrame(raw[k, :, :, 0].T, columns=names).to_csv(folder / "samples" / f"{stem}.csv", index=False)
         else: np.savez(folder / "samples" / f"{stem}.npz", x=raw[k:k + 1], names=np.array(names))
-        pd.DataFrame(test["edges"][k], index=names, columns=names).to_csv(folder / "true_graphs" / f"{stem}.csv", index_label="cause \\ effect")
+        pd.DataFrame(test["edges"][k], index=names, columns=names).to_csv(folder / "true_graphs" / f"{stem}.csv",
+                                                                          index_label="cause \\ effect")
 
+# %% ../nbs/40_commands.ipynb #2ec24a01
 WRITTEN_BY_ACD = ".written-by-acd"  # marker file in every folder `acd` writes whole: only those may be replaced
 
 def check_out_folder(out: Path, force: bool = False):
-    "Refuse `out` if it is a file, or a non-empty folder unless `force` and acd wrote it (never `.`, home or `/`)."
+    """Refuse `out` if it is a file, or a non-empty folder acd did not write
+
+    A folder acd wrote is replaced only with `force`; never `.`, home or `/`."""
     if out.exists() and not out.is_dir(): raise FileExistsError(f"{out} exists and is not a folder")
     if not (out.is_dir() and any(out.iterdir())): return
     if not force: raise FileExistsError(f"{out} is not empty; pass --force to replace it")
@@ -142,9 +165,12 @@ def check_out_folder(out: Path, force: bool = False):
         raise FileExistsError(f"{out} was not written by acd (it has no {WRITTEN_BY_ACD} file): --force replaces only "
                               "acd's own folders; remove it yourself or choose another --out")
 
+# %% ../nbs/40_commands.ipynb #52807eac
 def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, noise: float = 0.0, n_nodes: int = 5,
                      features: list[int] | None = None, export: int = 0, force: bool = False, **sizes) -> Path:
-    "Write a dataset folder of `system` (sizes from `preset`, any of `n_train`... `steps_test` in `sizes` replaced); returns it."
+    """Write a dataset folder of `system`; returns it
+
+    Sizes from `preset`; any of `n_train`... `steps_test` in `sizes` replace them."""
     if system not in SYSTEMS: raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS}")
     p = get_preset(preset, system)
     fields = ("n_train", "n_valid", "n_test", "steps_train", "steps_test")
@@ -155,8 +181,10 @@ def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, no
     n_all = len(FEATURE_NAMES[system])
     features = list(range(n_all)) if features is None else [int(f) for f in features]
     if not features or len(set(features)) != len(features) or not all(0 <= f < n_all for f in features):
-        raise ValueError(f"features must be distinct indices in 0..{n_all - 1} ({', '.join(FEATURE_NAMES[system])}), got {features}")
-    if export < 0 or export > cfg.n_test: raise ValueError(f"export must be between 0 and n_test={cfg.n_test}, got {export}")
+        raise ValueError(f"features must be distinct indices in 0..{n_all - 1} ({', '.join(FEATURE_NAMES[system])}), "
+                         f"got {features}")
+    if export < 0 or export > cfg.n_test:
+        raise ValueError(f"export must be between 0 and n_test={cfg.n_test}, got {export}")
     out = Path(out_dir)
     check_out_folder(out, force)
     data = load_dataset(cfg)
@@ -176,7 +204,9 @@ def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, no
 # %% ../nbs/40_commands.ipynb #a6163f7b
 def train_on_folder(data_dir, preset: str = "cpu", out_dir=None, seed: int = 0, model: dict | None = None,
                     train: dict | None = None, threads: int | None = None) -> dict:
-    "Train ACD on the splits of a dataset folder (`acd simulate`) with `acd_nb.train.train_dataset`; returns `model`, `history`, `data`, `run`."
+    """Train ACD on a dataset folder of `acd simulate` with `acd_nb.train.train_dataset`
+
+    Returns `model`, `history`, `data`, `run`."""
     from acd_nb.train import train_dataset
     data_dir = Path(data_dir)
     if not data_dir.is_dir(): raise FileNotFoundError(f"dataset folder {data_dir} not found")
@@ -187,7 +217,9 @@ def train_on_folder(data_dir, preset: str = "cpu", out_dir=None, seed: int = 0, 
 GRAPH_DRAWING_MAX_NODES = 20  # above this the circle drawing is unreadable and slow: the matrix alone
 
 def plot_edge_probs(probs, names: list[str], title: str | None = None):
-    "Figure of one sample's edge probabilities `(N, N)` (`[i, j]`: i causes j): the directed graph (up to 20 series) and the matrix."
+    """Figure of one sample's edge probabilities `(N, N)`: graph and matrix
+
+    `[i, j]`: i causes j; the directed graph is drawn up to 20 series."""
     import matplotlib.pyplot as plt
     probs = np.asarray(probs, dtype=np.float64)
     n = len(names)
@@ -204,7 +236,8 @@ def plot_edge_probs(probs, names: list[str], title: str | None = None):
             mat_ax.text(j, i, f"{probs[i, j]:.2f}", ha="center", va="center", fontsize=8,
                         color="w" if probs[i, j] > 0.6 else "k")
     fontsize = 8 if n <= 40 else max(2, 320 // n)
-    mat_ax.set_xticks(range(n), names, rotation=90 if n > 20 else 45, ha="center" if n > 20 else "right", fontsize=fontsize)
+    mat_ax.set_xticks(range(n), names, rotation=90 if n > 20 else 45, ha="center" if n > 20 else "right",
+                      fontsize=fontsize)
     mat_ax.set_yticks(range(n), names, fontsize=fontsize)
     mat_ax.set_xlabel("effect"); mat_ax.set_ylabel("cause")
     fig.colorbar(im, ax=mat_ax, fraction=0.046, label="P(cause → effect)")
@@ -212,8 +245,11 @@ def plot_edge_probs(probs, names: list[str], title: str | None = None):
     fig.tight_layout()
     return fig
 
+# %% ../nbs/40_commands.ipynb #a41d04a0
 def _sample_names(sources: list[str]) -> list[str]:
-    "A file-name-safe, unique name per sample: the file's stem, `_k` appended for sample k of a multi-sample file."
+    """A file-name-safe, unique name per sample
+
+    The file's stem, `_k` appended for sample k of a multi-sample file."""
     names = []
     for source in sources:
         multi = re.fullmatch(r"(.*)\[(\d+)\]", source)
@@ -224,12 +260,15 @@ def _sample_names(sources: list[str]) -> list[str]:
         names.append(name)
     return names
 
+# %% ../nbs/40_commands.ipynb #8b4c987f
 def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_column: str | None = None,
                 tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True,
                 figures: bool = True) -> dict:
-    """Infer the graph of every sample in `inputs` (files or one folder) and write `<sample>_edges.csv` (and `_graph.png`) to `out_dir`.
+    """Infer the graph of every sample in `inputs` and write them to `out_dir`
 
-    A shipped model hands over to the shipped model of its system that reads the input's features (`model_for_features`)."""
+    `inputs` are files or one folder; writes `<sample>_edges.csv` (and `_graph.png`).
+    A shipped model hands over to the shipped model of its system that reads the input's features
+    (`model_for_features`)."""
     import matplotlib.pyplot as plt
     from acd_nb.infer import infer
     out = Path(out_dir)
@@ -259,7 +298,8 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
                         "likely_edges": [{"cause": c, "effect": e, "probability": float(q)} for q, c, e in likely]})
         if verbose:
             shown = ", ".join(f"{c}->{e} {q:.2f}" for q, c, e in likely[:8]) + (", ..." if len(likely) > 8 else "")
-            print(f"{sample}: {len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / f'{sample}_edges.csv'}{', _graph.png' if figures else ''}]")
+            print(f"{sample}: {len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  "
+                  f"[{out / f'{sample}_edges.csv'}{', _graph.png' if figures else ''}]")
     summary = {"model": loaded.name, "model_path": loaded.info["path"], "method": method, "tta_steps": tta_steps,
                "names": names, "notes": notes, "n_steps_used": int(x.shape[2]), "samples": samples}
     write_json(out / "summary.json", summary)
@@ -294,8 +334,11 @@ def _simulation_part(out_dir: Path, n_samples: int, seed: int) -> dict:
     plt.close(fig)
     return systems
 
+# %% ../nbs/40_commands.ipynb #94fc953e
 def _plot_prediction(ax, loaded: LoadedModel, x, pred, title: str):
-    "One sample's observed first part, true continuation (thin) and decoder prediction (dashed), in the simulator's units."
+    """One sample's observed part, true continuation and prediction, in the simulator's units
+
+    The continuation is thin, the decoder's prediction dashed."""
     x, pred = loaded.normalizer.inverse_transform(x), loaded.normalizer.inverse_transform(pred)
     steps, names = loaded.infer_steps, loaded.feature_names
     paths = names[:2] == ["x", "y"]  # springs: draw 2-D paths, else stack one feature's series
@@ -313,40 +356,38 @@ def _plot_prediction(ax, loaded: LoadedModel, x, pred, title: str):
             ax.plot(t[steps - 1:], x[i, steps - 1:, feature] + gap * i, color=color, lw=0.8, alpha=0.5)
             ax.plot(t[steps:], pred[i, :, feature] + gap * i, color=color, lw=1.2, ls="--")
     if paths: ax.set_aspect("equal", adjustable="datalim"); ax.set_xlabel("x"); ax.set_ylabel("y")
-    else: ax.axvline(steps - 0.5, color="grey", lw=0.8); ax.set_xlabel("time step"); ax.set_ylabel(f"series ({names[feature]})")
+    else:
+        ax.axvline(steps - 0.5, color="grey",
+                   lw=0.8); ax.set_xlabel("time step"); ax.set_ylabel(f"series ({names[feature]})")
     ax.set_title(title)
 
-def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int, n_show: int = 3) -> dict:
-    "Fresh test samples per model, Enc and Enc+TTA graphs and scores, `true_vs_inferred.png` and `trajectories.png`."
-    import matplotlib.pyplot as plt
-    if n_test < 2: raise ValueError(f"n_test must be at least 2, got {n_test}")
-    n_show = min(n_show, n_test)
-    results, shown = {}, []
-    for k, source in enumerate(sources):
-        loaded = load_model(source)
+def _score_methods(loaded, fresh: dict, tta_steps: int) -> tuple[dict, dict]:
+    """Enc and Enc+TTA scores of `loaded` on `fresh` test samples, printed as a table
+
+    Each row shows the model card's and the paper's AUROC beside ours. Returns `({method: metrics},
+    {method: outputs})` of `evaluate_model`."""
+    system = loaded.info["system"]
+    card_test = (loaded.info["meta"].get("test") or {}) if loaded.info["kind"] == "pretrained" else {}
+    print(f"  {'method':8s} {'AUROC':>7s} {'per-sample AUROC':>17s} {'accuracy':>9s} {'model card':>10s} "
+          f"{'paper':>6s} {'seconds':>8s}")
+    methods, outputs = {}, {}
+    for method in ("enc", "enc+tta"):
         start = time.perf_counter()
-        fresh = simulate_test_set(loaded, n_test, seed + k)  # another graph draw per model
-        sim_s = time.perf_counter() - start
-        system = loaded.info["system"]
-        card_test = (loaded.info["meta"].get("test") or {}) if loaded.info["kind"] == "pretrained" else {}
-        print(f"\n{loaded.name}: {system} model ({loaded.info['kind']}), {n_test} fresh test samples (seed {seed + k}, "
-              f"{sim_s:.1f} s to simulate); graphs from the first {loaded.infer_steps} steps")
-        print(f"  {'method':8s} {'AUROC':>7s} {'per-sample AUROC':>17s} {'accuracy':>9s} {'model card':>10s} {'paper':>6s} {'seconds':>8s}")
-        entry = {"system": system, "n_test": n_test, "seed": seed + k, "tta_steps": tta_steps, "methods": {}}
-        outputs = {}
-        for method in ("enc", "enc+tta"):
-            start = time.perf_counter()
-            res, outputs[method] = evaluate_model(loaded, fresh["x"], fresh["edges"], method, steps=tta_steps)
-            res["seconds"] = time.perf_counter() - start
-            entry["methods"][method] = res
-            card = (card_test.get(method) or {}).get("auroc")
-            paper = PAPER_AUROC.get(system) if method == "enc" else None
-            print(f"  {'Enc' if method == 'enc' else 'Enc+TTA':8s} {res['auroc']:7.3f} {format_ci(res['auroc_per_sample']):>17s} "
-                  f"{res['accuracy']['mean']:9.3f} {'' if card is None else f'{card:.3f}':>10s} "
-                  f"{'' if paper is None else f'{paper:.3f}':>6s} {res['seconds']:8.1f}")
-        results[loaded.name] = entry
-        shown.append((loaded, fresh, outputs))
-    print(f"  (AUROC pooled over all edges; per-sample: mean ± 95% CI; Enc+TTA with {tta_steps} TTA steps, the paper uses 1000)")
+        res, outputs[method] = evaluate_model(loaded, fresh["x"], fresh["edges"], method, steps=tta_steps)
+        res["seconds"] = time.perf_counter() - start
+        methods[method] = res
+        card = (card_test.get(method) or {}).get("auroc")
+        paper = PAPER_AUROC.get(system) if method == "enc" else None
+        print(f"  {'Enc' if method == 'enc' else 'Enc+TTA':8s} {res['auroc']:7.3f} "
+              f"{format_ci(res['auroc_per_sample']):>17s} "
+              f"{res['accuracy']['mean']:9.3f} {'' if card is None else f'{card:.3f}':>10s} "
+              f"{'' if paper is None else f'{paper:.3f}':>6s} {res['seconds']:8.1f}")
+    return methods, outputs
+
+# %% ../nbs/40_commands.ipynb #9ec81fe5
+def _plot_inferred_graphs(shown: list, n_show: int, path: Path):
+    "True graph beside the Enc and Enc+TTA graphs of the first `n_show` samples of each model"
+    import matplotlib.pyplot as plt
     fig, axes = plt.subplots(len(shown) * n_show, 3, figsize=(7.5, 2.5 * n_show * len(shown)), squeeze=False)
     for m, (loaded, fresh, outputs) in enumerate(shown):
         for k in range(n_show):
@@ -357,23 +398,57 @@ def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int,
                 plot_graph(outputs[method]["probs"][k], ax=ax,
                            title=f"{'Enc' if method == 'enc' else 'Enc+TTA'} (AUROC {auc:.2f})")
     fig.tight_layout()
-    fig.savefig(out_dir / "true_vs_inferred.png", dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
+
+def _plot_trajectories(shown: list, path: Path):
+    "Two test samples per model: observed part, true continuation and the prediction under the Enc+TTA graph"
+    import matplotlib.pyplot as plt
     fig, axes = plt.subplots(len(shown), 2, figsize=(10, 4 * len(shown)), squeeze=False)
     for (loaded, fresh, outputs), row in zip(shown, axes):
         for k, ax in enumerate(row):
             if outputs["enc+tta"]["pred"] is None: ax.axis("off"); continue
-            _plot_prediction(ax, loaded, fresh["x"][k], outputs["enc+tta"]["pred"][k], f"{loaded.name}, test sample #{k}")
-    fig.suptitle("observed first part (thick), true continuation (thin), decoder prediction under the Enc+TTA graph (dashed)")
+            _plot_prediction(ax, loaded, fresh["x"][k], outputs["enc+tta"]["pred"][k],
+                             f"{loaded.name}, test sample #{k}")
+    fig.suptitle("observed first part (thick), true continuation (thin), decoder prediction under the Enc+TTA graph "
+                 "(dashed)")
     fig.tight_layout()
-    fig.savefig(out_dir / "trajectories.png", dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
+
+# %% ../nbs/40_commands.ipynb #3e388361
+def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int, n_show: int = 3) -> dict:
+    """Fresh test samples per model, Enc and Enc+TTA graphs and scores, and two figures
+
+    `true_vs_inferred.png` and `trajectories.png`."""
+    if n_test < 2: raise ValueError(f"n_test must be at least 2, got {n_test}")
+    n_show = min(n_show, n_test)
+    results, shown = {}, []
+    for k, source in enumerate(sources):
+        loaded = load_model(source)
+        start = time.perf_counter()
+        fresh = simulate_test_set(loaded, n_test, seed + k)  # another graph draw per model
+        sim_s = time.perf_counter() - start
+        system = loaded.info["system"]
+        print(f"\n{loaded.name}: {system} model ({loaded.info['kind']}), {n_test} fresh test samples (seed {seed + k}, "
+              f"{sim_s:.1f} s to simulate); graphs from the first {loaded.infer_steps} steps")
+        methods, outputs = _score_methods(loaded, fresh, tta_steps)
+        results[loaded.name] = {"system": system, "n_test": n_test, "seed": seed + k, "tta_steps": tta_steps,
+                                "methods": methods}
+        shown.append((loaded, fresh, outputs))
+    print(f"  (AUROC pooled over all edges; per-sample: mean ± 95% CI; Enc+TTA with {tta_steps} TTA steps, the paper "
+          "uses 1000)")
+    _plot_inferred_graphs(shown, n_show, out_dir / "true_vs_inferred.png")
+    _plot_trajectories(shown, out_dir / "trajectories.png")
     return results
 
+# %% ../nbs/40_commands.ipynb #c0bc1fe6
 def run_demo(out_dir="_reports/demo", n_samples: int = 2000, seed: int = 0, models=None, n_test: int = 64,
              tta_steps: int = 50, test_seed: int = 1) -> dict:
-    """The main job: shipped `models` (default: all of `list_pretrained()`; also run or model folders) on `n_test` fresh samples,
-    plus `n_samples` simulated samples per system; figures and `summary.json` in `out_dir`."""
+    """The main job: shipped `models` on fresh samples, plus simulated data statistics
+
+    `models` default to all of `list_pretrained()` (run or model folders work too), scored on `n_test` fresh
+    samples; `n_samples` simulated samples per system; figures and `summary.json` in `out_dir`."""
     start = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -386,7 +461,8 @@ def run_demo(out_dir="_reports/demo", n_samples: int = 2000, seed: int = 0, mode
         summary["models"] = _models_part(models, out_dir, n_test, tta_steps, test_seed)
         print(f"figures: {out_dir / 'true_vs_inferred.png'}, {out_dir / 'trajectories.png'}")
     else:
-        print("\nnote: no trained model is shipped with this install (acd_nb/pretrained_models/ is empty), so the demo stops at "
+        print("\nnote: no trained model is shipped with this install (acd_nb/pretrained_models/ is empty), so the demo "
+              "stops at "
               "simulating data. Train and ship the models with the notebook nbs/exp_pretrained.ipynb "
               "(papermill ... -p scale cpu -p install True), or train one with `acd train`.")
     summary["seconds"] = round(time.perf_counter() - start, 1)

@@ -29,7 +29,9 @@ __all__ = ['PRESETS', 'SYSTEM_PRESETS', 'offdiag_pairs', 'n_nodes_from_edges', '
 
 # %% ../nbs/00_core.ipynb #41e8c90b
 def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-    "Sender (cause) and receiver (effect) indices, each `(n_nodes*(n_nodes-1),)`, of all ordered pairs i != j, row-major."
+    """Sender and receiver indices `(n_nodes*(n_nodes-1),)` of all ordered pairs i != j
+
+    Row-major order; the sender is the cause, the receiver the effect."""
     if n_nodes < 2: raise ValueError(f"need at least 2 nodes to form edges, got n_nodes={n_nodes}")
     flat = torch.arange(n_nodes * n_nodes, device=device)
     send, recv = flat // n_nodes, flat % n_nodes
@@ -37,7 +39,7 @@ def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor
     return send[keep], recv[keep]
 
 def _offdiag_flat(n_nodes: int) -> np.ndarray:
-    "Flat indices `i*n + j` of the off-diagonal entries of an `(n, n)` matrix, in edge-list order."
+    "Flat indices `i*n + j` of the off-diagonal entries of `(n, n)`, in edge order"
     send, recv = offdiag_pairs(n_nodes)
     return (send * n_nodes + recv).numpy()
 
@@ -49,7 +51,9 @@ def n_nodes_from_edges(n_edges: int) -> int:
 
 # %% ../nbs/00_core.ipynb #8c99635a
 def matrix_to_edges(mat):
-    "`(..., nodes, nodes)` matrix (numpy or torch) -> `(..., nodes*(nodes-1))` edge list; the diagonal is dropped."
+    """`(..., N, N)` matrix -> `(..., N(N-1))` edge list, the diagonal dropped
+
+    Numpy or torch."""
     n = mat.shape[-1]
     if mat.ndim < 2 or mat.shape[-2] != n:
         raise ValueError(f"expected a (..., nodes, nodes) matrix, got shape {tuple(mat.shape)}")
@@ -57,7 +61,9 @@ def matrix_to_edges(mat):
     return flat[..., _offdiag_flat(n)]
 
 def edges_to_matrix(edges):
-    "`(..., nodes*(nodes-1))` edge list (numpy or torch) -> `(..., nodes, nodes)` matrix with a zero diagonal."
+    """`(..., N(N-1))` edge list -> `(..., N, N)` matrix with a zero diagonal
+
+    Numpy or torch."""
     n = n_nodes_from_edges(edges.shape[-1])
     lead = tuple(edges.shape[:-1])
     if isinstance(edges, torch.Tensor):
@@ -71,9 +77,10 @@ def edges_to_matrix(edges):
 # %% ../nbs/00_core.ipynb #9999c4b7
 def check_series(x, name: str = "x", min_steps: int = 3, n_nodes: int | None = None, n_features: int | None = None,
                  check_finite: bool = True):
-    """Validate a `(batch, nodes, time, features)` array or tensor; return it unchanged or raise `ValueError` naming the problem.
+    """Check series `(B, N, T, D)` (array or tensor); returns it, or raises `ValueError`
 
-    `check_finite=False` skips the NaN/inf scan, which would synchronise a GPU on every training step."""
+    The error names the problem. `check_finite=False` skips the NaN/inf scan, which would synchronise a GPU on
+    every training step."""
     shape = tuple(x.shape)
     if len(shape) != 4:
         raise ValueError(f"{name} must have shape (batch, nodes, time, features), got rank {len(shape)} shape {shape}")
@@ -91,14 +98,16 @@ def check_series(x, name: str = "x", min_steps: int = 3, n_nodes: int | None = N
 
 # %% ../nbs/00_core.ipynb #ab332211
 def seed_everything(seed: int) -> np.random.Generator:
-    "Seed Python, numpy and torch (all devices); return a fresh `np.random.Generator` for explicit use."
+    "Seed Python, numpy and torch (all devices); returns a fresh `np.random.Generator`"
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
     return np.random.default_rng(seed)
 
 def get_device(device: str | torch.device = "auto") -> torch.device:
-    "`'auto'` picks CUDA when available, else CPU; anything else is checked and returned as a `torch.device`."
+    """A `torch.device`: `'auto'` picks CUDA when available, else CPU
+
+    Anything else is checked and returned as a `torch.device`."""
     if str(device) == "auto": return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
@@ -111,19 +120,25 @@ def data_dir() -> Path:
     return Path(os.environ.get("ACD_DATA_DIR", Path.home() / ".cache" / "acd_nb")).expanduser()
 
 def netsim_dir() -> Path:
-    "Folder with `sim3_subject_{0..49}.npz`: `$ACD_NETSIM_DIR`, else the copy shipped in `acd_nb/netsim/`."
+    """Folder with `sim3_subject_{0..49}.npz`
+
+    `$ACD_NETSIM_DIR`, else the copy shipped in `acd_nb/netsim/`."""
     if "ACD_NETSIM_DIR" in os.environ: return Path(os.environ["ACD_NETSIM_DIR"]).expanduser()
     return Path(__file__).resolve().parent / "netsim"
 
 def umask_mode(folder: bool = False) -> int:
-    "Mode a new file (0666) or folder (0777) gets under the process's umask, e.g. 0644 / 0755."
+    """Mode a new file (0666) or folder (0777) gets under the process's umask
+
+    E.g. 0644 / 0755."""
     mask = os.umask(0)
     os.umask(mask)
     return (0o777 if folder else 0o666) & ~mask
 
 @contextmanager
 def atomic_path(path, overwrite: bool = True):
-    "Yield a temporary path beside `path`; on success rename it onto `path` (atomic on POSIX), else remove it."
+    """Yield a temporary path beside `path`, renamed onto `path` on success
+
+    The rename is atomic on POSIX; on failure the temporary path is removed."""
     path = Path(path)
     if path.exists() and not overwrite: raise FileExistsError(f"{path} exists and overwrite=False")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -138,7 +153,9 @@ def atomic_path(path, overwrite: bool = True):
 
 @contextmanager
 def atomic_folder(path, overwrite: bool = True):
-    "Yield a temporary folder beside `path`; on success it replaces `path` (the old one is removed only after the swap), else it is removed."
+    """Yield a temporary folder beside `path` that replaces `path` on success
+
+    The old folder is removed only after the swap; on failure the temporary folder is removed."""
     path = Path(path)
     if path.exists() and not overwrite: raise FileExistsError(f"{path} exists and overwrite=False")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,7 +174,9 @@ def atomic_folder(path, overwrite: bool = True):
 
 # %% ../nbs/00_core.ipynb #1c9b7ce2
 def to_json_safe(obj):
-    "`obj` with numpy scalars and arrays as Python numbers and lists, tuples as lists, and NaN/±inf as `None`."
+    """`obj` made JSON-safe: numpy to Python numbers and lists, NaN/±inf to `None`
+
+    Tuples become lists."""
     if isinstance(obj, dict): return {str(k): to_json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)): return [to_json_safe(v) for v in obj]
     if isinstance(obj, (np.ndarray, np.generic)): return to_json_safe(obj.tolist())
@@ -165,7 +184,7 @@ def to_json_safe(obj):
     return obj
 
 def write_json(path, obj, overwrite: bool = True, **dumps_kwargs) -> Path:
-    "Write `obj` as strict JSON (see `to_json_safe`) to `path` atomically; returns the path."
+    "Write `obj` as strict JSON (see `to_json_safe`) to `path` atomically; returns the path"
     text = json.dumps(to_json_safe(obj), allow_nan=False, **{"indent": 1, **dumps_kwargs})
     with atomic_path(path, overwrite) as tmp: tmp.write_text(text)
     return Path(path)
@@ -211,7 +230,9 @@ PRESETS = {
 SYSTEM_PRESETS = {("cpu", "kuramoto"): dict(hidden=64, lr=2e-3, compile=True)}
 
 def get_preset(name: str, system: str | None = None, **overrides) -> Preset:
-    "The preset called `name` (`ci`, `cpu`, `paper`) for `system` (see `SYSTEM_PRESETS`), with fields replaced by `overrides`."
+    """The preset `name` (`ci`, `cpu`, `paper`) for `system`, with `overrides` applied
+
+    See `SYSTEM_PRESETS`."""
     if name not in PRESETS: raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
     unknown = set(overrides) - set(Preset.__dataclass_fields__)
     if unknown: raise ValueError(f"unknown preset field(s) {sorted(unknown)}")
@@ -219,7 +240,9 @@ def get_preset(name: str, system: str | None = None, **overrides) -> Preset:
 
 # %% ../nbs/00_core.ipynb #50a6d96d
 def as_list(value) -> list:
-    "A list from a list or tuple, a single value, or a string holding a Python list (as papermill's `-p` passes it)."
+    """A list from a list or tuple, a single value, or a string holding a Python list
+
+    Papermill's `-p` passes strings."""
     if isinstance(value, str) and value.lstrip().startswith("["):
         try: value = ast.literal_eval(value)
         except (ValueError, SyntaxError) as e: raise ValueError(f"cannot read {value!r} as a list: {e}") from None

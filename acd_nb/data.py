@@ -32,18 +32,24 @@ __all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'DatasetCo
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
 class Normalizer:
-    "Min-max scaling of `(samples, nodes, time, features)` series to [-1, 1]; features in one of `groups` share a (min, max) pair."
+    """Min-max scaling of series `(B, N, T, D)` to [-1, 1]
+
+    Features in one of `groups` share a (min, max) pair."""
     groups: list[list[int]] | None = None  # None: one group per feature
     mins: list[float] | None = None  # one per group, set by `fit`
     maxs: list[float] | None = None
 
     @classmethod
     def for_system(cls, system: str) -> Normalizer:
-        "Springs: positions (x, y) and velocities (vx, vy) share a pair each, as in NRI; any other system: per feature."
+        """Feature groups of `system`: springs positions and velocities share a pair each
+
+        As in NRI: (x, y) and (vx, vy); any other system scales per feature."""
         return cls(groups=[[0, 1], [2, 3]]) if system == "springs" else cls()
 
     def fit(self, x) -> Normalizer:
-        "Set `mins` / `maxs` from training series `(samples, nodes, time, features)` (numpy or torch); returns self."
+        """Set `mins` / `maxs` from training series `(B, N, T, D)`; returns self
+
+        Numpy or torch."""
         x = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
         check_series(x, "training data", min_steps=1)
         n_features = x.shape[-1]
@@ -54,11 +60,12 @@ class Normalizer:
         self.mins = [float(x[..., g].min()) for g in self.groups]
         self.maxs = [float(x[..., g].max()) for g in self.groups]
         constant = [g for g, lo, hi in zip(self.groups, self.mins, self.maxs) if hi <= lo]
-        if constant: raise ValueError(f"feature group(s) {constant} are constant in the training data; cannot scale them")
+        if constant:
+            raise ValueError(f"feature group(s) {constant} are constant in the training data; cannot scale them")
         return self
 
     def _per_feature(self, x):
-        "Per-feature (min, range) as arrays or tensors matching `x`'s type, dtype and device."
+        "Per-feature (min, range) matching `x`'s type, dtype and device"
         if self.mins is None: raise ValueError("Normalizer is not fitted: call fit(train_x) or build it with from_dict")
         n_features = sum(len(g) for g in self.groups)
         if x.shape[-1] != n_features:
@@ -66,11 +73,14 @@ class Normalizer:
         lo, span = np.zeros(n_features), np.zeros(n_features)
         for g, mn, mx in zip(self.groups, self.mins, self.maxs): lo[g], span[g] = mn, mx - mn
         if isinstance(x, torch.Tensor):
-            return torch.as_tensor(lo, dtype=x.dtype, device=x.device), torch.as_tensor(span, dtype=x.dtype, device=x.device)
+            return torch.as_tensor(lo, dtype=x.dtype, device=x.device), torch.as_tensor(span, dtype=x.dtype,
+                                                                                        device=x.device)
         return lo.astype(x.dtype), span.astype(x.dtype)
 
     def transform(self, x):
-        "Raw `(..., features)` series -> scaled; training data lands in [-1, 1]. Keeps numpy/torch, dtype and device."
+        """Raw `(..., D)` series -> scaled; training data lands in [-1, 1]
+
+        Keeps numpy/torch, dtype and device."""
         lo, span = self._per_feature(x)
         return 2 * (x - lo) / span - 1
 
@@ -88,12 +98,15 @@ class Normalizer:
 SPLITS = ("train", "valid", "test")
 
 def _split_seed(seed: int, split: str, purpose: int) -> int:
-    "Independent 32-bit seed for (`split`, purpose 0 = simulation / 1 = noise) derived from the base seed."
+    """Independent 32-bit seed for (`split`, purpose) derived from the base seed
+
+    Purpose 0 is the simulation, 1 the noise."""
     return int(np.random.SeedSequence([seed, SPLITS.index(split), purpose]).generate_state(1)[0])
 
+# %% ../nbs/02_data.ipynb #6279cda6
 @dataclass(frozen=True)
 class DatasetConfig:
-    "Everything that determines a generated dataset: simulator config, split sizes, sequence lengths, seed, noise."
+    "What determines a generated dataset: simulator, sizes, lengths, seed, noise"
     sim: SimConfig = field(default_factory=SimConfig)
     n_train: int = 256
     n_valid: int = 64
@@ -111,7 +124,8 @@ class DatasetConfig:
         if self.noise_sigma < 0: raise ValueError(f"noise_sigma must be >= 0, got {self.noise_sigma}")
 
     @classmethod
-    def from_preset(cls, sim: SimConfig, preset: str | Preset = "ci", seed: int = 0, noise_sigma: float = 0.0) -> DatasetConfig:
+    def from_preset(cls, sim: SimConfig, preset: str | Preset = "ci", seed: int = 0,
+                    noise_sigma: float = 0.0) -> DatasetConfig:
         "Sizes and lengths from a preset (`acd_nb.core.get_preset`)."
         p = get_preset(preset) if isinstance(preset, str) else preset
         return cls(sim, p.n_train, p.n_valid, p.n_test, p.steps_train, p.steps_test, seed, noise_sigma)
@@ -120,7 +134,9 @@ class DatasetConfig:
     def steps(self, split: str) -> int: return self.steps_test if split == "test" else self.steps_train
 
     def to_dict(self) -> dict:
-        "JSON-ready dict of the configuration (the simulator's `n_steps` left out: each split sets its own)."
+        """JSON-ready dict of the configuration, without the simulator's `n_steps`
+
+        Each split sets its own."""
         sim = {k: v for k, v in self.sim.to_dict().items() if k != "n_steps"}
         d = {"sim": sim, "n_train": self.n_train, "n_valid": self.n_valid, "n_test": self.n_test,
              "steps_train": self.steps_train, "steps_test": self.steps_test, "seed": self.seed,
@@ -141,7 +157,9 @@ def _save_json(path: Path, obj):
     with atomic_path(path) as tmp: tmp.write_text(json.dumps(obj, indent=1, sort_keys=True))
 
 def _check_cached_config(folder: Path, cfg: DatasetConfig) -> bool:
-    "True if `folder` holds a complete dataset for `cfg`; False if incomplete; ValueError if it holds another config."
+    """Whether `folder` holds a complete dataset for `cfg`
+
+    False if incomplete; ValueError if it holds another config."""
     stored_path = folder / "config.json"
     if not stored_path.exists(): return False
     stored = json.loads(stored_path.read_text())["config"]
@@ -151,11 +169,15 @@ def _check_cached_config(folder: Path, cfg: DatasetConfig) -> bool:
         raise ValueError(f"cache folder {folder} holds a dataset generated with a different configuration "
                          f"(differs in {differs}); remove the folder or choose another ACD_DATA_DIR")
     if not all((folder / f"{s}.npz").exists() for s in SPLITS) or not (folder / "normalizer.json").exists():
-        raise ValueError(f"cache folder {folder} has config.json but misses data files; remove the folder to rebuild it")
+        raise ValueError(f"cache folder {folder} has config.json but misses data files; "
+                         "remove the folder to rebuild it")
     return True
 
+# %% ../nbs/02_data.ipynb #422c2a95
 def build_dataset(cfg: DatasetConfig, verbose: bool = False) -> Path:
-    "Generate, normalise, add noise to and cache the train/valid/test splits of `cfg`; reuse a complete cached copy. Returns the folder."
+    """Generate, normalise, add noise to and cache the splits of `cfg`; returns the folder
+
+    A complete cached copy is reused."""
     folder = cfg.folder()
     if _check_cached_config(folder, cfg): return folder
     raw = {}
@@ -176,9 +198,12 @@ def build_dataset(cfg: DatasetConfig, verbose: bool = False) -> Path:
     _save_json(folder / "config.json", {"config": cfg.to_dict(), "key": cfg.key()})  # last: marks the folder complete
     return folder
 
+# %% ../nbs/02_data.ipynb #6296a7eb
 @dataclass
 class DatasetSplits:
-    "Arrays of the three splits (`name -> array`, with at least `x` and `edges`), the fitted `Normalizer` and where they live."
+    """Arrays of the three splits, the fitted `Normalizer` and where they live
+
+    Each split is `name -> array`, with at least `x` and `edges`."""
     train: dict[str, np.ndarray]
     valid: dict[str, np.ndarray]
     test: dict[str, np.ndarray]
@@ -192,9 +217,10 @@ def _read_json(path: Path) -> dict:
     except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from None
 
 def load_dataset(cfg: DatasetConfig | str | Path, verbose: bool = False) -> DatasetSplits:
-    "Splits for a `DatasetConfig` (built first if not cached) or from an existing dataset folder."
+    "Splits of a `DatasetConfig` (built first if not cached) or of a dataset folder"
     folder = build_dataset(cfg, verbose) if isinstance(cfg, DatasetConfig) else Path(cfg)
-    if not (folder / "config.json").exists(): raise FileNotFoundError(f"{folder} is not a complete dataset folder (no config.json)")
+    if not (folder / "config.json").exists():
+        raise FileNotFoundError(f"{folder} is not a complete dataset folder (no config.json)")
     missing = [name for name in ("normalizer.json", *(f"{s}.npz" for s in SPLITS)) if not (folder / name).exists()]
     if missing: raise FileNotFoundError(f"{folder} is not a complete dataset folder (missing {', '.join(missing)})")
     meta = _read_json(folder / "config.json")
@@ -212,7 +238,9 @@ def load_dataset(cfg: DatasetConfig | str | Path, verbose: bool = False) -> Data
 
 # %% ../nbs/02_data.ipynb #356221f5
 def epoch_batches(n_samples: int, batch_size: int, seed: int, epoch: int, device=None) -> list[torch.Tensor]:
-    "Index batches of one epoch: a permutation seeded by `(seed, epoch)` cut into `batch_size` slices (the last may be short)."
+    """Index batches of one epoch, seeded by `(seed, epoch)`
+
+    A permutation cut into `batch_size` slices (the last may be short)."""
     if batch_size < 1: raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     gen = torch.Generator().manual_seed(seed * 100_003 + epoch)
     return list(torch.randperm(n_samples, generator=gen).to(device).split(batch_size))
@@ -221,14 +249,18 @@ def epoch_batches(n_samples: int, batch_size: int, seed: int, epoch: int, device
 NETSIM_SUBJECTS = 50
 
 def load_netsim(folder: str | Path | None = None, subjects=range(NETSIM_SUBJECTS)) -> dict[str, np.ndarray]:
-    "Netsim sim3: `x` `(subjects, 15, 200, 1)` float32 and `edges` `(subjects, 15, 15)` int8 with `edges[i, j] = 1`: region i causes j."
+    """Netsim sim3: `x` `(subjects, 15, 200, 1)` float32 and `edges` `(subjects, 15, 15)`
+
+    `edges` is int8 with `edges[i, j] = 1`: region i causes j."""
     folder = netsim_dir() if folder is None else Path(folder)
     xs, graphs = [], []
     for k in subjects:
         path = folder / f"sim3_subject_{k}.npz"
         if not path.exists():
-            where = "set by ACD_NETSIM_DIR" if "ACD_NETSIM_DIR" in os.environ else "shipped with acd_nb: is the installation complete?"
-            raise FileNotFoundError(f"Netsim file {path} not found (folder {where}; data: Smith et al. 2011 NetSim sim3)")
+            where = ("set by ACD_NETSIM_DIR" if "ACD_NETSIM_DIR" in os.environ
+                     else "shipped with acd_nb: is the installation complete?")
+            raise FileNotFoundError(f"Netsim file {path} not found (folder {where}; data: Smith et al. 2011 NetSim "
+                                    "sim3)")
         with np.load(path) as z: xs.append(z["X_np"]); graphs.append(z["Gref"])
     if not xs: raise ValueError("no Netsim subjects requested")
     edges = np.stack(graphs).transpose(0, 2, 1).astype(np.int8)  # Gref[effect, cause] -> edges[cause, effect]
@@ -239,13 +271,16 @@ def load_netsim(folder: str | Path | None = None, subjects=range(NETSIM_SUBJECTS
 # %% ../nbs/02_data.ipynb #c7f829ec
 @dataclass
 class UserSeries:
-    "Users' data in canonical form: `x` `(samples, nodes, time, features)` float32, one name per series, one source label per sample."
+    """Users' data in canonical form: `x` `(B, N, T, D)` float32, names and sources
+
+    One name per series, one source label per sample."""
     x: np.ndarray
     names: list[str]
     sources: list[str]
 
+# %% ../nbs/02_data.ipynb #0025b022
 def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
-    "numpy array in package axis order (rank 2, 3 or 4) -> `(samples, nodes, time, features)`."
+    "Numpy array in package axis order (rank 2, 3 or 4) -> `(B, N, T, D)`"
     if a.ndim not in (2, 3, 4):
         raise ValueError(f"{source}: expected an array of rank 2 (nodes, time), 3 (samples, nodes, time) or "
                          f"4 (samples, nodes, time, features), got rank {a.ndim} shape {a.shape}")
@@ -254,20 +289,27 @@ def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
     if a.ndim == 2: return a[None, :, :, None]
     return a[..., None] if a.ndim == 3 else a
 
+# %% ../nbs/02_data.ipynb #1f0b5afe
 def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
-    "Series and feature names of columns all named `<series>.<feature>`, at least 2 series x 2 features, every pair once; else None."
+    """Series and feature names of columns all named `<series>.<feature>`, else None
+
+    At least 2 series x 2 features, every pair once."""
     pairs = [c.rpartition(".")[::2] for c in columns]
     if not all(s and f and "." in c for (s, f), c in zip(pairs, columns)): return None
     series = list(dict.fromkeys(s for s, _ in pairs))
     features = [f for s, f in pairs if s == series[0]]
-    if len(series) < 2 or len(features) < 2 or sorted(pairs) != sorted((s, f) for s in series for f in features): return None
+    if len(series) < 2 or len(features) < 2 or sorted(pairs) != sorted((s, f) for s in series for f in features):
+        return None
     return series, features
 
 def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> tuple[np.ndarray, list[str]]:
-    "Table with one row per time step and one column per series (or per `<series>.<feature>`) -> `(nodes, time)` or `(1, nodes, time, features)` array, series names."
+    """Table, one row per time step -> array and series names
+
+    One column per series (or per `<series>.<feature>`) gives `(nodes, time)` (or `(1, nodes, time, features)`)."""
     if df.empty or df.shape[1] == 0: raise ValueError(f"{source} is empty")
     if time_column is not None:
-        if time_column not in df.columns: raise ValueError(f"{source} has no time column {time_column!r}; columns are {list(df.columns)}")
+        if time_column not in df.columns:
+            raise ValueError(f"{source} has no time column {time_column!r}; columns are {list(df.columns)}")
         t = df[time_column]
         if not pd.api.types.is_numeric_dtype(t) or not (np.diff(t.to_numpy()) > 0).all():
             raise ValueError(f"{source}: time column {time_column!r} must be numeric and strictly increasing")
@@ -279,28 +321,37 @@ def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> t
     if grid is None: return df.to_numpy(dtype=np.float64).T, list(by_name)
     series, features = grid
     columns = [by_name[f"{s}.{f}"] for s in series for f in features]
-    return df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features)).transpose(1, 0, 2)[None], series
+    values = df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features))
+    return values.transpose(1, 0, 2)[None], series
 
+# %% ../nbs/02_data.ipynb #f6676550
 def _csv_table(path: Path) -> pd.DataFrame:
-    "A CSV file as a DataFrame, refusing repeated or missing column names; a saved pandas index is dropped with a warning."
+    """A CSV file as a DataFrame, refusing repeated or missing column names
+
+    A saved pandas index is dropped with a warning."""
     try: df = pd.read_csv(path)
     except pd.errors.EmptyDataError: raise ValueError(f"{path} is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})".replace("\n", " ")) from None
+        raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})"
+                         .replace("\n", " ")) from None
     with open(path, newline="", encoding="utf-8", errors="replace") as f: header = next(csv.reader(f), [])
     if len(header) == 1 and ";" in header[0]:
-        raise ValueError(f"{path}: the header {header[0]!r} looks semicolon-separated; acd reads comma-separated CSV files")
+        raise ValueError(f"{path}: the header {header[0]!r} looks semicolon-separated; acd reads comma-separated CSV "
+                         "files")
     repeated = sorted({h for h in header if header.count(h) > 1})
     if repeated: raise ValueError(f"{path}: repeated column name(s) {repeated}; every series needs its own name")
     unnamed = [k for k, h in enumerate(header) if not h.strip()]
     if unnamed == [0] and len(df) and (df.iloc[:, 0].to_numpy() == np.arange(len(df))).all():
-        warnings.warn(f"{path}: dropped the unnamed first column 0, 1, 2, ... (a saved pandas index; write with index=False)")
+        warnings.warn(f"{path}: dropped the unnamed first column 0, 1, 2, ... (a saved pandas index; write with "
+                      "index=False)")
         return df.iloc[:, 1:]
     if unnamed: raise ValueError(f"{path}: column(s) {unnamed} have no name; give every series a header")
     return df
 
 def _load_numpy(path: Path) -> tuple[np.ndarray, list[str] | None]:
-    "A `.npy` or `.npz` file -> array and names (None if the file has none); unreadable files are a ValueError naming them."
+    """A `.npy` or `.npz` file -> array and names (None if the file has none)
+
+    Unreadable files are a ValueError naming them."""
     if path.suffix.lower() == ".npy": return np.load(path, allow_pickle=False), None
     with np.load(path, allow_pickle=False) as z:
         arrays = [k for k in z.files if k != "names"]
@@ -311,7 +362,7 @@ def _load_numpy(path: Path) -> tuple[np.ndarray, list[str] | None]:
     return a, names
 
 def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[str] | None]:
-    "One file -> `(samples, nodes, time, features)` array and names (None if the file has none)."
+    "One file -> `(B, N, T, D)` array and names (None if the file has none)"
     if not path.exists(): raise FileNotFoundError(f"series file {path} not found")
     if path.stat().st_size == 0: raise ValueError(f"{path} is empty")
     suffix = path.suffix.lower()
@@ -320,17 +371,22 @@ def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[st
         return _array_to_canonical(a, str(path)), names
     if suffix in (".npy", ".npz"):
         try: a, names = _load_numpy(path)
-        except (zipfile.BadZipFile, EOFError, OSError) as e: raise ValueError(f"{path}: not a readable {suffix} file ({e})") from None
+        except (zipfile.BadZipFile, EOFError, OSError) as e:
+            raise ValueError(f"{path}: not a readable {suffix} file ({e})") from None
         except ValueError as e:
             if str(e).startswith(str(path)): raise
             raise ValueError(f"{path}: cannot load its array ({e})") from None
         return _array_to_canonical(a, str(path)), names
     raise ValueError(f"{path}: unsupported file type {suffix!r}; use .csv, .npy or .npz")
 
+# %% ../nbs/02_data.ipynb #4c27f105
 SERIES_FILES = (".csv", ".npz", ".npy")
 
-def load_series(source, time_column: str | None = None, names: list[str] | None = None, min_steps: int = 3) -> UserSeries:
-    "Users' series (array, DataFrame, file path, folder of CSVs, or a list of these, one sample each) -> `UserSeries`."
+def load_series(source, time_column: str | None = None, names: list[str] | None = None,
+                min_steps: int = 3) -> UserSeries:
+    """Users' series -> `UserSeries`
+
+    An array, DataFrame, file path, folder of CSVs, or a list of these, one sample each."""
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not items: raise ValueError("no series given")
     if len(items) == 1 and isinstance(items[0], (str, Path)) and Path(items[0]).is_dir():
@@ -346,18 +402,21 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
             a, item_names = _read_file(Path(item), time_column)
             label = str(item)
         elif isinstance(item, (np.ndarray, torch.Tensor)):
-            a = _array_to_canonical(np.asarray(item.detach().cpu() if isinstance(item, torch.Tensor) else item), f"array {k}")
+            a = _array_to_canonical(np.asarray(item.detach().cpu() if isinstance(item, torch.Tensor) else item),
+                                    f"array {k}")
             item_names, label = None, f"array {k}"
         else:
             raise ValueError(f"item {k}: unsupported type {type(item).__name__}; give arrays, DataFrames or file paths")
         if not np.isfinite(a).all(): raise ValueError(f"{label} contains NaN or infinite values")
         if arrays and a.shape[1:] != arrays[0].shape[1:]:
             first, shape = sources[0], arrays[0].shape
-            raise ValueError(f"samples differ: {label} has {a.shape[1]} series x {a.shape[2]} steps x {a.shape[3]} features, "
+            raise ValueError(f"samples differ: {label} has {a.shape[1]} series x {a.shape[2]} steps x {a.shape[3]} "
+                             "features, "
                              f"but {first} has {shape[1]} x {shape[2]} x {shape[3]}")
         if item_names is not None:
             if found_names is not None and item_names != found_names:
-                raise ValueError(f"series names differ: {label} has {item_names}, but earlier samples have {found_names}")
+                raise ValueError(f"series names differ: {label} has {item_names}, but earlier samples have "
+                                 f"{found_names}")
             found_names = item_names
         arrays.append(a)
         sources += [label] if len(a) == 1 else [f"{label}[{s}]" for s in range(len(a))]

@@ -22,13 +22,15 @@ __all__ = ['check_decoder_inputs', 'MLPDecoder', 'granger_check', 'GRUDecoder', 
 
 # %% ../nbs/12_decoders.ipynb #f6df92f4
 def check_decoder_inputs(x: torch.Tensor, edges: torch.Tensor, prediction_steps: int, n_features: int | None = None):
-    "Validate decoder inputs `x (B, N, T, D)`, `edges (B, N(N-1), K)`; raise `ValueError` naming the problem."
+    "Check decoder inputs `x (B, N, T, D)`, `edges (B, N(N-1), K)`; `ValueError` if wrong"
     if x.ndim != 4: raise ValueError(f"x must have shape (batch, nodes, time, features), got shape {tuple(x.shape)}")
     b, n, t, d = x.shape
     if t < 2: raise ValueError(f"x has {t} time steps; a decoder needs at least 2")
-    if n_features is not None and d != n_features: raise ValueError(f"decoder was built for {n_features} features, got {d}")
+    if n_features is not None and d != n_features:
+        raise ValueError(f"decoder was built for {n_features} features, got {d}")
     if edges.ndim != 3 or edges.shape[0] != b or edges.shape[1] != n * (n - 1):
-        raise ValueError(f"edges must have shape (batch={b}, {n * (n - 1)} = N(N-1), edge_types), got {tuple(edges.shape)}")
+        raise ValueError(f"edges must have shape (batch={b}, {n * (n - 1)} = N(N-1), edge_types), got "
+                         f"{tuple(edges.shape)}")
     if int(prediction_steps) < 1: raise ValueError(f"prediction_steps must be >= 1, got {prediction_steps}")
 
 # %% ../nbs/12_decoders.ipynb #2259d177
@@ -38,13 +40,18 @@ def _linear_fp32(fc: nn.Linear, x: torch.Tensor) -> torch.Tensor:
         return fc(x.float())
 
 def _interleave(preds: list[torch.Tensor], n_steps: int) -> torch.Tensor:
-    "`k` rollouts `(B, S, N, D)` from restart points `0, k, 2k, ...` -> predictions `(B, N, n_steps - 1, D)` in time order."
+    """`k` rollouts `(B, S, N, D)` -> predictions `(B, N, n_steps - 1, D)` in time order
+
+    The rollouts start from the restart points `0, k, 2k, ...`."""
     b, s, n, d = preds[0].shape
     out = torch.stack(preds, dim=2).reshape(b, s * len(preds), n, d)  # time index = restart * k + step
     return out[:, :n_steps - 1].transpose(1, 2)
 
+# %% ../nbs/12_decoders.ipynb #c819d4de
 class MLPDecoder(nn.Module):
-    "Message-passing MLP decoder (eq. 12-14): `x (B, N, T, D)`, `edges (B, E, K)` -> `pred (B, N, T-1, D)`."
+    """Message-passing MLP decoder (eq. 12-14): `x (B, N, T, D)` -> `pred (B, N, T-1, D)`
+
+    `edges (B, E, K)` weight the messages."""
     def __init__(self, n_features: int, n_edge_types: int = 2, msg_hidden: int = 256, msg_out: int = 256,
                  hidden: int = 256, dropout: float = 0.0):
         super().__init__()
@@ -59,7 +66,9 @@ class MLPDecoder(nn.Module):
     def _drop(self, h): return F.dropout(h, self.dropout, training=self.training)
 
     def step(self, x: torch.Tensor, edges: torch.Tensor, send: torch.Tensor, recv: torch.Tensor) -> torch.Tensor:
-        "One step: `x (..., N, D)`, receiver-major `edges (..., E, K)` (broadcastable), pairs `send`, `recv` in that order -> `mu (..., N, D)`."
+        """One step `x (..., N, D)` -> `mu (..., N, D)`
+
+        `edges (..., E, K)` are receiver-major (broadcastable), with pairs `send`, `recv` in that order."""
         n = x.shape[-2]
         agg = 0
         for etype, (fc1, fc2) in enumerate(zip(self.msg1, self.msg2), start=1):  # type 0: zero function
@@ -83,7 +92,9 @@ class MLPDecoder(nn.Module):
 # %% ../nbs/12_decoders.ipynb #6b932838
 def granger_check(decoder: nn.Module, x: torch.Tensor, edges: torch.Tensor, cause: int, effect: int,
                   prediction_steps: int = 1) -> tuple[float, float]:
-    "Largest |change| of `pred[:, effect]` when `x[:, cause]` is perturbed, and largest |d pred[:, effect] / d x[:, cause]|."
+    """Largest change of `pred[:, effect]` under a perturbation of `x[:, cause]`, and its gradient
+
+    Returns the largest |change| and the largest |d pred[:, effect] / d x[:, cause]|."""
     x = x.detach().clone().requires_grad_(True)
     pred = decoder(x, edges, prediction_steps)
     (grad,) = torch.autograd.grad(pred[:, effect].sum(), x)
@@ -95,7 +106,9 @@ def granger_check(decoder: nn.Module, x: torch.Tensor, edges: torch.Tensor, caus
 
 # %% ../nbs/12_decoders.ipynb #bd3752cf
 class GRUDecoder(nn.Module):
-    "Recurrent message-passing decoder: `x (B, N, T, D)`, `edges (B, E, K)` -> `pred (B, N, T-1, D)`."
+    """Recurrent message-passing decoder: `x (B, N, T, D)` -> `pred (B, N, T-1, D)`
+
+    `edges (B, E, K)` weight the messages."""
     def __init__(self, n_features: int, n_edge_types: int = 2, hidden: int = 256, burn_in: bool = False,
                  dropout: float = 0.0):
         super().__init__()
@@ -112,7 +125,9 @@ class GRUDecoder(nn.Module):
     def _drop(self, h): return F.dropout(h, self.dropout, training=self.training)
 
     def step(self, x: torch.Tensor, state: torch.Tensor, edges: torch.Tensor, send: torch.Tensor, recv: torch.Tensor):
-        "One step: input `x (B, N, D)`, hidden `state (B, N, H)`, receiver-major `edges`, `send`, `recv` -> `(mu, new state)`."
+        """One step: `x (B, N, D)`, hidden `state (B, N, H)` -> `(mu, new state)`
+
+        `edges` are receiver-major, with pairs `send`, `recv` in that order."""
         n = x.shape[-2]
         agg = 0
         for etype, (fc1, fc2) in enumerate(zip(self.msg1, self.msg2), start=1):
@@ -142,7 +157,9 @@ class GRUDecoder(nn.Module):
 
 # %% ../nbs/12_decoders.ipynb #7f91b553
 class _SimDecoder(nn.Module):
-    "Shared rollout and unit handling of the simulation decoders; subclasses implement `advance`."
+    """Rollout and unit handling shared by the simulation decoders
+
+    Subclasses implement `advance`."""
     def __init__(self, normalizer: dict | None = None):
         super().__init__()
         self.normalizer = None if normalizer is None else Normalizer.from_dict(normalizer)
@@ -163,8 +180,9 @@ class _SimDecoder(nn.Module):
             out = _interleave(preds, x.shape[2])
             return out if self.normalizer is None else self.normalizer.transform(out)
 
+# %% ../nbs/12_decoders.ipynb #036c1f54
 class SpringsSimDecoder(_SimDecoder):
-    "Differentiable springs physics as a decoder: `x (B, N, T, 4)`, `edges (B, E, 2)` -> `pred (B, N, T-1, 4)`."
+    "Differentiable springs physics: `x (B, N, T, 4)`, `edges (B, E, 2)` -> `(B, N, T-1, 4)`"
     def __init__(self, spring_k: float = 0.1, dt: float = 0.001, substeps: int = 100, box_size: float = 5.0,
                  max_force: float | None = 100.0, normalizer: dict | None = None):
         super().__init__(normalizer)
@@ -190,8 +208,9 @@ class SpringsSimDecoder(_SimDecoder):
                 vel = torch.where(over, -vel.abs(), torch.where(under, vel.abs(), vel))
         return torch.cat([loc, vel], dim=-1)
 
+# %% ../nbs/12_decoders.ipynb #58986a76
 class KuramotoSimDecoder(_SimDecoder):
-    "Differentiable Kuramoto physics as a decoder: `x (B, N, T, 4)`, `edges (B, E, 2)` -> `pred (B, N, T-1, 4)`."
+    "Differentiable Kuramoto physics: `x (B, N, T, 4)`, `edges (B, E, 2)` -> `(B, N, T-1, 4)`"
     def __init__(self, coupling: float = 1.0, dt: float = 0.01, substeps: int = 10, omega_low: float = 1.0,
                  omega_high: float = 10.0, normalizer: dict | None = None):
         super().__init__(normalizer)

@@ -25,7 +25,7 @@ def _logits_fp32(fc: nn.Linear, x: torch.Tensor) -> torch.Tensor:
         return fc(x.float())
 
 class MLPEncoder(nn.Module):
-    "MLP encoder: series `(B, N, n_steps, n_features)` -> edge-type logits `(B, N(N-1), n_edge_types)`."
+    "MLP encoder: series `(B, N, n_steps, D)` -> edge-type logits `(B, N(N-1), K)`"
     def __init__(self, n_steps: int, n_features: int, hidden: int = 256, n_edge_types: int = 2,
                  batch_norm: bool = True, dropout: float = 0.0):
         super().__init__()
@@ -39,7 +39,8 @@ class MLPEncoder(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, t, d = x.shape
         if (t, d) != (self.n_steps, self.n_features):
-            raise ValueError(f"MLPEncoder was built for (time, features) = {(self.n_steps, self.n_features)}, got {(t, d)}")
+            raise ValueError(f"MLPEncoder was built for (time, features) = {(self.n_steps, self.n_features)}, got "
+                             f"{(t, d)}")
         send, recv = pair_index(n, x.device)
         h = self.emb(x.reshape(b, n, t * d))
         e_skip = self.edge1(h, send, recv)
@@ -48,7 +49,7 @@ class MLPEncoder(nn.Module):
 
 # %% ../nbs/11_encoders.ipynb #74464412
 class CNNEncoder(nn.Module):
-    "CNN encoder with attentive pooling: series `(B, N, T, n_features)` -> edge-type logits `(B, N(N-1), n_edge_types)`."
+    "CNN encoder, attentive pooling: series `(B, N, T, D)` -> logits `(B, N(N-1), K)`"
     def __init__(self, n_features: int, hidden: int = 256, n_edge_types: int = 2, kernel_size: int = 5,
                  batch_norm: bool = True, dropout: float = 0.0):
         super().__init__()
@@ -71,7 +72,9 @@ class CNNEncoder(nn.Module):
         return 3 * self.kernel_size - 1  # conv k, pool 2, conv k
 
     def pair_conv(self, x: torch.Tensor) -> torch.Tensor:
-        "First convolution on `[x_send, x_recv]` for every edge (row-major pairs), computed per node: `(B, N, T, D)` -> `(B, E, H, T - k + 1)`."
+        """First convolution on `[x_send, x_recv]` per edge: `(B, N, T, D)` -> `(B, E, H, T-k+1)`
+
+        Row-major pairs, computed per node."""
         b, n, t, d = x.shape
         w = self.conv1.weight  # (H, 2D, k): sender channels first
         both = F.conv1d(x.reshape(b * n, t, d).transpose(1, 2), torch.cat([w[:, :d], w[:, d:]]))

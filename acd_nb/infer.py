@@ -24,7 +24,9 @@ __all__ = ['METHODS', 'frozen', 'tta', 'infer_logits', 'infer', 'predict_future'
 # %% ../nbs/15_infer.ipynb #1e709de0
 @contextmanager
 def frozen(model, train_decoder: bool = False):
-    "Evaluation mode and no parameter gradients (except the decoder's when `train_decoder`); restored afterwards."
+    """Evaluation mode and no parameter gradients, restored afterwards
+
+    The decoder keeps its gradients when `train_decoder`."""
     was_training, flags = model.training, [p.requires_grad for p in model.parameters()]
     model.eval()
     for p in model.parameters(): p.requires_grad_(False)
@@ -35,18 +37,21 @@ def frozen(model, train_decoder: bool = False):
         model.train(was_training)
         for p, flag in zip(model.parameters(), flags): p.requires_grad_(flag)
 
+# %% ../nbs/15_infer.ipynb #daa1f609
 def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: int = 1000, lr: float = 0.1,
         shared: bool = False, train_decoder: bool = False, seed: int = 0, progress: bool = True,
         batch_size: int | None = None, window: int | None = None, losses: list | None = None) -> torch.Tensor:
-    """Fit edge-type logits `(B, N(N-1), K)` (or `(1, ...)` with `shared`) to series `x (B, N, T, D)` through the frozen decoder.
+    """Fit edge-type logits `(B, N(N-1), K)` to `x (B, N, T, D)` through the frozen decoder
 
+    `(1, N(N-1), K)` with `shared`.
     `init_logits=None` starts from a unit Gaussian (TTA); pass the encoder's logits for Enc+TTA.
     With `shared`, each step may use `batch_size` random samples and a random crop of `window` time steps.
     A `losses` list gets each step's loss appended (one device sync per step, so only when asked)."""
     check_series(x)
     if steps < 0: raise ValueError(f"steps must be >= 0, got {steps}")
     if (batch_size is not None or window is not None) and not shared:
-        raise ValueError("batch_size and window need shared=True: per-sample logits must see their own sample every step")
+        raise ValueError("batch_size and window need shared=True: per-sample logits must see their own sample every "
+                         "step")
     batch_size = x.shape[0] if batch_size is None else batch_size
     window = x.shape[2] if window is None else window
     if not 1 <= batch_size <= x.shape[0]: raise ValueError(f"batch_size must be in 1..{x.shape[0]}, got {batch_size}")
@@ -65,7 +70,8 @@ def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: 
         opt = torch.optim.Adam(params, lr=lr)
         for _ in tqdm(range(steps), desc="TTA", disable=not progress, leave=False):
             batch = x
-            if batch_size < x.shape[0]: batch = batch[torch.randperm(x.shape[0], generator=gen)[:batch_size].to(x.device)]
+            if batch_size < x.shape[0]:
+                batch = batch[torch.randperm(x.shape[0], generator=gen)[:batch_size].to(x.device)]
             if window < x.shape[2]:
                 start = int(torch.randint(x.shape[2] - window + 1, (1,), generator=gen))
                 batch = batch[:, :, start:start + window]
@@ -81,7 +87,9 @@ METHODS = ("enc", "tta", "enc+tta")
 
 def infer_logits(model, x, method: str = "enc", steps: int | None = None, lr: float | None = None,
                  batch_size: int = 512, seed: int = 0, progress: bool = True) -> torch.Tensor:
-    "Edge-type logits `(B, N(N-1), K)` of series `x (B, N, T, D)` by `method` (`'enc'`, `'tta'`, `'enc+tta'`)."
+    """Edge-type logits `(B, N(N-1), K)` of series `x (B, N, T, D)` by `method`
+
+    `method` is `'enc'`, `'tta'` or `'enc+tta'`."""
     if method not in METHODS: raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     device = next(model.parameters()).device
     x = torch.as_tensor(x, dtype=torch.float32, device=device)
@@ -97,16 +105,19 @@ def infer_logits(model, x, method: str = "enc", steps: int | None = None, lr: fl
     return torch.cat(out)
 
 def infer(model, x, method: str = "enc", **kwargs) -> torch.Tensor:
-    "Edge probabilities `(B, N, N)` (`[b, i, j]`: i causes j) of series `x (B, N, T, D)`; kwargs go to `infer_logits`."
+    """Edge probabilities `(B, N, N)` of series `x (B, N, T, D)`
+
+    `[b, i, j]`: i causes j; kwargs go to `infer_logits`."""
     return model.edge_probs(infer_logits(model, x, method, **kwargs)).cpu()
 
 # %% ../nbs/15_infer.ipynb #652f6699
 @torch.no_grad()
 def predict_future(model, x_obs: torch.Tensor, logits: torch.Tensor, horizon: int, teacher_every: int | None = None,
                    x_future: torch.Tensor | None = None) -> torch.Tensor:
-    """Predictions `(B, N, horizon, D)` after the last step of `x_obs (B, N, T, D)` under the argmax graph of `logits`.
+    """Predictions `(B, N, horizon, D)` after `x_obs (B, N, T, D)` under the argmax graph
 
-    Free-running by default; with `teacher_every=k` and the true `x_future`, re-fed with the truth every k steps."""
+    The graph is the argmax of `logits`. Free-running by default; with `teacher_every=k` and the true
+    `x_future`, re-fed with the truth every k steps."""
     edges = torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).float()
     if teacher_every is None:
         seq = x_obs[:, :, -1:].expand(-1, -1, horizon + 1, -1)  # only the first step is read
@@ -116,16 +127,19 @@ def predict_future(model, x_obs: torch.Tensor, logits: torch.Tensor, horizon: in
         steps = teacher_every
     with frozen(model): return model.decode(seq, edges, prediction_steps=steps).float()
 
+# %% ../nbs/15_infer.ipynb #48f5c727
 def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return_outputs: bool = False, **kwargs):
-    """Edge AUROC/accuracy on `x (B, N, T, D)` inferred from its first `infer_steps` steps, plus future MSE when `T > infer_steps`.
+    """Edge AUROC/accuracy and future MSE of `x (B, N, T, D)`
 
+    Graphs are inferred from the first `infer_steps` steps; the MSE needs `T > infer_steps`.
     Pooled figures (`auroc`, `accuracy`, `mse_free` per horizon, `mse_teacher_10`) and per-sample summaries
     with 95% CIs (`*_per_sample`). `return_outputs=True` also returns `probs (B, N, N)`, the free-running
     `pred (B, N, T - infer_steps, D)` (None without a future) and the per-sample AUROCs `(B,)`."""
     device = next(model.parameters()).device
     x = torch.as_tensor(x, dtype=torch.float32, device=device)
     check_series(x)
-    if x.shape[2] < infer_steps: raise ValueError(f"test series have {x.shape[2]} steps; the graph is inferred from {infer_steps}")
+    if x.shape[2] < infer_steps:
+        raise ValueError(f"test series have {x.shape[2]} steps; the graph is inferred from {infer_steps}")
     x_obs = x[:, :, :infer_steps]
     logits = infer_logits(model, x_obs, method, **kwargs)
     probs = model.edge_probs(logits).cpu().numpy()
@@ -135,7 +149,8 @@ def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return
     correct = ((probs > 0.5) == (edges > 0.5))[:, off_diagonal]
     res = {"method": method, "n_samples": len(x), "infer_steps": infer_steps,
            "auroc": edge_auroc(probs, edges), "accuracy": edge_accuracy(probs, edges),
-           "auroc_per_sample": summarise(per_sample[~np.isnan(per_sample)]), "accuracy_per_sample": summarise(correct.mean(1))}
+           "auroc_per_sample": summarise(per_sample[~np.isnan(per_sample)]),
+           "accuracy_per_sample": summarise(correct.mean(1))}
     horizon, pred = x.shape[2] - infer_steps, None
     if horizon > 0:
         x_future = x[:, :, infer_steps:]

@@ -34,15 +34,21 @@ __all__ = ['TEMPERATURE_HEADS', 'TEMPERATURE_ORACLES', 'TEMPERATURE_METHODS', 'u
 
 # %% ../nbs/20_latent_temperature.ipynb #1d90bf44
 def uniform_posterior(params: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    "Head outputs `params (B, 2)` = (a, b) -> mean `m1 (B,)` and half-width `w1 (B,)` of a uniform on [0, 1]."
-    if params.ndim != 2 or params.shape[-1] != 2: raise ValueError(f"params must have shape (batch, 2), got {tuple(params.shape)}")
+    """Head outputs `params (B, 2)` = (a, b) -> uniform's mean `m1 (B,)`, half-width `w1 (B,)`
+
+    The uniform lies on [0, 1]."""
+    if params.ndim != 2 or params.shape[-1] != 2:
+        raise ValueError(f"params must have shape (batch, 2), got {tuple(params.shape)}")
     a, b = params.float().unbind(-1)
     mean = torch.sigmoid(a)
     return mean, torch.sigmoid(b) * torch.sigmoid(-a.abs())   # sigmoid(-|a|) = min(m1, 1 - m1)
 
 def kl_uniform_to_prior(params: torch.Tensor) -> torch.Tensor:
-    "KL(U(m1 - w1, m1 + w1) scaled by 4 alpha || U(0, 4 alpha)) `(B,)` = -log(2 w1), from head outputs `params (B, 2)`."
-    if params.ndim != 2 or params.shape[-1] != 2: raise ValueError(f"params must have shape (batch, 2), got {tuple(params.shape)}")
+    """KL to the prior `(B,)` = -log(2 w1), from head outputs `params (B, 2)`
+
+    KL(U(m1 - w1, m1 + w1) scaled by 4 alpha || U(0, 4 alpha))."""
+    if params.ndim != 2 or params.shape[-1] != 2:
+        raise ValueError(f"params must have shape (batch, 2), got {tuple(params.shape)}")
     a, b = params.float().unbind(-1)
     return -math.log(2.0) - F.logsigmoid(b) - F.logsigmoid(-a.abs())
 
@@ -52,7 +58,7 @@ TEMPERATURE_ORACLES = (None, "temperature", "graph")
 
 @dataclass
 class LatentTemperatureConfig(ACDConfig):
-    "`ACDConfig` of the latent-temperature model: prior U(0, 4 alpha) and the temperature head."
+    "`ACDConfig` of the latent-temperature model: prior U(0, 4 alpha), temperature head"
     encoder: str = "cnn"
     decoder: str = "springs_sim"
     alpha: float = 2.0
@@ -64,12 +70,14 @@ class LatentTemperatureConfig(ACDConfig):
     def __post_init__(self):
         super().__post_init__()
         if self.decoder != "springs_sim":
-            raise ValueError(f"the latent temperature drives the springs simulation decoder; got decoder={self.decoder!r}")
+            raise ValueError("the latent temperature drives the springs simulation decoder; got "
+                             f"decoder={self.decoder!r}")
         if not self.alpha > 0: raise ValueError(f"alpha must be > 0, got {self.alpha}")
         if self.temperature_head not in TEMPERATURE_HEADS:
             raise ValueError(f"unknown temperature_head {self.temperature_head!r}; choose one of {TEMPERATURE_HEADS}")
         if self.temperature_head == "mlp" and (self.n_nodes is None or self.n_nodes < 2 or self.n_steps is None):
-            raise ValueError(f"the 'mlp' temperature head needs n_nodes >= 2 and n_steps, got {self.n_nodes} and {self.n_steps}")
+            raise ValueError(f"the 'mlp' temperature head needs n_nodes >= 2 and n_steps, got {self.n_nodes} and "
+                             f"{self.n_steps}")
         if self.oracle not in TEMPERATURE_ORACLES:
             raise ValueError(f"unknown oracle {self.oracle!r}; choose one of {TEMPERATURE_ORACLES}")
         if self.temperature_hidden is not None and self.temperature_hidden < 1:
@@ -77,7 +85,9 @@ class LatentTemperatureConfig(ACDConfig):
 
 # %% ../nbs/20_latent_temperature.ipynb #3675b448
 class TemperatureHead(nn.Module):
-    "Per-series 1-D CNN over time, averaged over time and series, then an MLP: `x (B, N, T, D)` -> `(a, b)` `(B, 2)`."
+    """Per-series 1-D CNN, pooled, then an MLP: `x (B, N, T, D)` -> `(a, b)` `(B, 2)`
+
+    The CNN output is averaged over time and series."""
     def __init__(self, n_features: int, hidden: int, kernel_size: int = 5, dropout: float = 0.0):
         super().__init__()
         self.kernel_size = kernel_size
@@ -89,25 +99,34 @@ class TemperatureHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, t, d = x.shape
-        if t < self.min_steps(): raise ValueError(f"the temperature head needs at least {self.min_steps()} time steps, got {t}")
+        if t < self.min_steps():
+            raise ValueError(f"the temperature head needs at least {self.min_steps()} time steps, got {t}")
         h = F.relu(self.conv2(F.relu(self.conv1(x.reshape(b * n, t, d).transpose(1, 2)))))  # (B*N, H, T')
         return self.mlp(h.mean(-1).reshape(b, n, -1).mean(1))
 
+# %% ../nbs/20_latent_temperature.ipynb #22675d78
 class FlatTemperatureHead(nn.Module):
-    "Reference-style head: an ELU MLP on the flattened sample, `x (B, n_nodes, n_steps, D)` -> `(a, b)` `(B, 2)`."
+    """Reference-style ELU MLP on the flat sample: `x (B, N, T, D)` -> `(a, b)` `(B, 2)`
+
+    `N` and `T` are fixed: `n_nodes`, `n_steps`."""
     def __init__(self, n_nodes: int, n_steps: int, n_features: int, hidden: int, dropout: float = 0.0):
         super().__init__()
         self.shape = (n_nodes, n_steps, n_features)
-        self.mlp = init_linear(nn.Sequential(nn.Linear(n_nodes * n_steps * n_features, hidden), nn.ELU(), nn.Dropout(dropout),
+        self.mlp = init_linear(nn.Sequential(nn.Linear(n_nodes * n_steps * n_features, hidden), nn.ELU(),
+                                             nn.Dropout(dropout),
                                              nn.Linear(hidden, hidden), nn.ELU(), nn.Linear(hidden, 2)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if tuple(x.shape[1:]) != self.shape:
-            raise ValueError(f"the 'mlp' temperature head was built for (nodes, time, features) = {self.shape}, got {tuple(x.shape[1:])}")
+            raise ValueError(f"the 'mlp' temperature head was built for (nodes, time, features) = {self.shape}, got "
+                             f"{tuple(x.shape[1:])}")
         return self.mlp(x.flatten(1))
 
+# %% ../nbs/20_latent_temperature.ipynb #59e0ee61
 class LatentTemperatureACD(ACD):
-    "ACD with a uniform latent temperature: head -> U(4a(m1-w1), 4a(m1+w1)); sample -> encoder (detached) and springs decoder."
+    """ACD with a uniform latent temperature that feeds encoder and springs decoder
+
+    head -> U(4a(m1-w1), 4a(m1+w1)); the sample goes to the encoder (detached) and the springs decoder."""
     config_cls = LatentTemperatureConfig
 
     def __init__(self, cfg: LatentTemperatureConfig | None = None, **kwargs):
@@ -117,13 +136,17 @@ class LatentTemperatureACD(ACD):
         # built after it so that a seed initialises every part as it always did
         self.encoder = build_encoder(cfg, n_features=cfg.n_features + 1)
         hidden = cfg.temperature_hidden or cfg.hidden
-        self.temperature_head = (TemperatureHead(cfg.n_features, hidden, dropout=cfg.dropout) if cfg.temperature_head == "cnn"
-                                 else FlatTemperatureHead(cfg.n_nodes, cfg.n_steps, cfg.n_features, hidden, cfg.dropout))
+        self.temperature_head = (TemperatureHead(cfg.n_features, hidden,
+                                                 dropout=cfg.dropout) if cfg.temperature_head == "cnn"
+                                 else FlatTemperatureHead(cfg.n_nodes, cfg.n_steps, cfg.n_features, hidden,
+                                                          cfg.dropout))
         self._fixed_temperature = None
 
     @property
     def extra_inputs(self) -> tuple[str, ...]:
-        "Per-sample tensors `acd_nb.train.fit` passes to `loss` besides `x`: the truth an oracle is given (see `training_data`)."
+        """Per-sample tensors `acd_nb.train.fit` passes to `loss` besides `x`
+
+        The truth an oracle is given (see `training_data`)."""
         return {"temperature": ("temperature",), "graph": ("true_edges",)}.get(self.cfg.oracle, ())
 
     @property
@@ -138,7 +161,7 @@ class LatentTemperatureACD(ACD):
             return self.temperature_head(x.float())
 
     def temperature_bounds(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        "Support `(low, high)`, each `(B,)`, of the uniform posterior over the temperature, inside [0, 4 alpha]."
+        "Support `(low, high)`, each `(B,)`, of the temperature posterior, in [0, 4 alpha]"
         mean, half = uniform_posterior(self.temperature_params(x))
         return self.prior_high * (mean - half), self.prior_high * (mean + half)
 
@@ -147,32 +170,40 @@ class LatentTemperatureACD(ACD):
         return self.prior_high * uniform_posterior(self.temperature_params(x))[0]
 
     def _unit_temperature(self, params: torch.Tensor) -> torch.Tensor:
-        "c1 `(B,)` on [0, 1]: a reparameterised posterior sample in training mode, the posterior mean in evaluation mode."
+        """c1 `(B,)` on [0, 1]: a posterior sample in training, the mean in evaluation
+
+        The training sample is reparameterised."""
         mean, half = uniform_posterior(params)
         if not self.training: return mean
         return mean + half * (2 * torch.rand_like(mean) - 1)
 
     def _edge_logits(self, x: torch.Tensor, unit_temperature: torch.Tensor) -> torch.Tensor:
-        "Edge logits from `x (B, N, T, D)` with the detached `unit_temperature (B,)` appended as a constant feature."
+        """Edge logits of `x (B, N, T, D)` with `unit_temperature (B,)` as a constant feature
+
+        The temperature is detached."""
         extra = unit_temperature.detach().to(x.dtype)[:, None, None, None].expand(*x.shape[:3], 1)
         with self.autocast(x.device.type):
             return self.encoder(torch.cat([x, extra], dim=-1))
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
-        "Series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)` of q(z | x, c1); c1 from `use_temperature` when set, else from the head."
+        """Series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)` of q(z | x, c1)
+
+        c1 comes from `use_temperature` when set, else from the head."""
         if self._fixed_temperature is not None: return self._edge_logits(x, self._fixed_temperature / self.prior_high)
         return self._edge_logits(x, self._unit_temperature(self.temperature_params(x)))
 
     @contextmanager
     def use_temperature(self, temperature: torch.Tensor):
-        "Within the block, `decode` calls without `temperature` use this `(B,)` temperature."
+        "Within the block, `decode` without `temperature` uses this `(B,)` temperature"
         self._fixed_temperature = temperature
         try: yield self
         finally: self._fixed_temperature = None
 
     def decode(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int | None = None,
                temperature: torch.Tensor | None = None) -> torch.Tensor:
-        "Series `(B, N, T, D)`, edges `(B, N(N-1), 2)` and spring constants `temperature (B,)` -> prediction `(B, N, T-1, D)`."
+        """Series `(B, N, T, D)`, edges, spring constants -> prediction `(B, N, T-1, D)`
+
+        Edges are `(B, N(N-1), 2)`, spring constants `temperature (B,)`."""
         if temperature is None: temperature = self._fixed_temperature
         if temperature is None:
             raise ValueError("the latent-temperature decoder needs the temperature: pass temperature= or decode "
@@ -188,7 +219,7 @@ class LatentTemperatureACD(ACD):
     def loss(self, x: torch.Tensor, logits: torch.Tensor | None = None, hard: bool | None = None,
              prediction_steps: int | None = None, temperature: torch.Tensor | None = None,
              true_edges: torch.Tensor | None = None) -> dict:
-        """Negative ELBO with the latent temperature; see the list above for the returned dict.
+        """Negative ELBO with the latent temperature; see the list above for the returned dict
 
         A `temperature (B,)` (an oracle's truth, else the one fixed by `use_temperature`) replaces the posterior sample;
         the temperature oracle has no temperature KL. True `true_edges (B, N, N)` replace the edge sample, so only the
@@ -196,7 +227,8 @@ class LatentTemperatureACD(ACD):
         params = self.temperature_params(x)
         if temperature is None: temperature = self._fixed_temperature
         if temperature is None and self.cfg.oracle == "temperature":
-            raise ValueError("the temperature oracle needs the true temperature: pass temperature= or use `use_temperature`")
+            raise ValueError("the temperature oracle needs the true temperature: pass temperature= or use "
+                             "`use_temperature`")
         unit = self._unit_temperature(params) if temperature is None else temperature.float() / self.prior_high
         if logits is None: logits = self._edge_logits(x, unit)
         temperature = self.prior_high * unit
@@ -206,12 +238,16 @@ class LatentTemperatureACD(ACD):
         kl_temp = self.kl_temperature(params) if self.cfg.oracle != "temperature" else torch.zeros((), device=x.device)
         nll, kl_edges = self.nll(pred, x[:, :, 1:]), self.kl(logits, x.shape[1])
         mean, half = uniform_posterior(params)
-        return dict(loss=nll + kl_edges + kl_temp, nll=nll, kl=kl_edges + kl_temp, kl_edges=kl_edges, kl_temperature=kl_temp,
+        return dict(loss=nll + kl_edges + kl_temp, nll=nll, kl=kl_edges + kl_temp, kl_edges=kl_edges,
+                    kl_temperature=kl_temp,
                     logits=logits, edges=edges, pred=pred, temperature=temperature,
                     temperature_low=self.prior_high * (mean - half), temperature_high=self.prior_high * (mean + half))
 
     def training_data(self, split: dict) -> dict:
-        "Dict for `acd_nb.train.fit` from a dataset split (`x`, `edges`, `temperature`): `x`, `edges` and the truth the oracle needs."
+        """Dict for `acd_nb.train.fit` from a dataset split
+
+        The split has `x`, `edges`, `temperature`; the dict holds `x`, `edges` and the truth the oracle
+        needs."""
         data = {"x": split["x"], "edges": split["edges"]}
         if "temperature" in self.extra_inputs: data["temperature"] = split["temperature"]
         if "true_edges" in self.extra_inputs: data["true_edges"] = split["edges"]
@@ -221,40 +257,50 @@ class LatentTemperatureACD(ACD):
 TEMPERATURE_METHODS = ("latent", "mean", "none")
 
 def temperature_categories(alpha: float) -> np.ndarray:
-    "The three temperatures `(3,)` = alpha * [1/2, 1, 2] the simulator draws from with equal probability."
+    "The three temperatures `(3,)` = alpha * [1/2, 1, 2], drawn with equal probability"
     if not alpha > 0: raise ValueError(f"alpha must be > 0, got {alpha}")
     return alpha * np.array([0.5, 1.0, 2.0])
 
 def temperature_model(method: str, alpha: float, normalizer: dict, sim_prediction_steps: int = 1, **acd_kwargs) -> ACD:
-    """A `latent`, `mean` or `none` model for springs series (4 features) normalised by `normalizer` (a `Normalizer.to_dict()`).
+    """A `latent`, `mean` or `none` model for springs series normalised by `normalizer`
 
+    The series have 4 features; `normalizer` is a `Normalizer.to_dict()`.
     `acd_kwargs` are further `ACDConfig` (for `latent`: `LatentTemperatureConfig`) fields, e.g. `n_steps`, `hidden`."""
-    if method not in TEMPERATURE_METHODS: raise ValueError(f"unknown method {method!r}; choose one of {TEMPERATURE_METHODS}")
+    if method not in TEMPERATURE_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {TEMPERATURE_METHODS}")
     kw = {"n_features": 4, "encoder": "cnn", **acd_kwargs}
     if method == "none": return ACD(ACDConfig(decoder="mlp", **kw))
     kw["prediction_steps"] = sim_prediction_steps
-    if method == "latent": return LatentTemperatureACD(LatentTemperatureConfig(alpha=alpha, sim=dict(normalizer=normalizer), **kw))
+    if method == "latent":
+        return LatentTemperatureACD(LatentTemperatureConfig(alpha=alpha, sim=dict(normalizer=normalizer), **kw))
     sim = dict(normalizer=normalizer, spring_k=float(temperature_categories(alpha).mean()))
     return ACD(ACDConfig(decoder="springs_sim", sim=sim, **kw))
 
 # %% ../nbs/20_latent_temperature.ipynb #afc4c003
 def temperature_classes(temperature, alpha: float) -> np.ndarray:
-    "Category index 0, 1, 2 `(B,)` of temperatures `(B,)`: the nearest of alpha * [1/2, 1, 2] in log space."
-    t = np.asarray(temperature.detach().cpu() if isinstance(temperature, torch.Tensor) else temperature, dtype=np.float64)
+    """Category 0, 1, 2 `(B,)` of temperatures `(B,)`: the nearest of alpha * [1/2, 1, 2]
+
+    Nearest in log space."""
+    t = np.asarray(temperature.detach().cpu() if isinstance(temperature, torch.Tensor) else temperature,
+                   dtype=np.float64)
     if t.ndim != 1: raise ValueError(f"temperatures must have shape (samples,), got {t.shape}")
     if not np.isfinite(t).all(): raise ValueError("temperatures contain NaN or infinite values")
     log_t = np.log(np.maximum(t, 1e-12))
     return np.abs(log_t[:, None] - np.log(temperature_categories(alpha))[None]).argmin(1)
 
 def temperature_metrics(predicted, true, alpha: float) -> dict:
-    "Correlation, 3-bin accuracy, 1-vs-all AUROC and confusion counts of predicted vs true temperatures, both `(B,)`."
+    """Correlation, 3-bin accuracy, 1-vs-all AUROC and confusion of temperatures `(B,)`
+
+    Predicted against true."""
     pred = np.asarray(predicted.detach().cpu() if isinstance(predicted, torch.Tensor) else predicted, dtype=np.float64)
     true = np.asarray(true.detach().cpu() if isinstance(true, torch.Tensor) else true, dtype=np.float64)
     if pred.shape != true.shape or pred.ndim != 1:
-        raise ValueError(f"predicted and true temperatures must both have shape (samples,), got {pred.shape} and {true.shape}")
+        raise ValueError(f"predicted and true temperatures must both have shape (samples,), got {pred.shape} and "
+                         f"{true.shape}")
     true_cls = temperature_classes(true, alpha)
     if not np.allclose(true, temperature_categories(alpha)[true_cls], rtol=1e-5):
-        raise ValueError(f"true temperatures must be among alpha * [1/2, 1, 2] = {temperature_categories(alpha).tolist()}")
+        raise ValueError("true temperatures must be among alpha * [1/2, 1, 2] = "
+                         f"{temperature_categories(alpha).tolist()}")
     if not ((true_cls == 0).any() and (true_cls == 2).any() and (true_cls != 0).any() and (true_cls != 2).any()):
         raise ValueError("the 1-vs-all AUROC needs samples of the lowest, the highest and another temperature")
     pred_cls = temperature_classes(pred, alpha)
@@ -266,8 +312,11 @@ def temperature_metrics(predicted, true, alpha: float) -> dict:
     return {"correlation": correlation, "accuracy": float((pred_cls == true_cls).mean()), "auroc_1vall": float(auroc),
             "confusion": confusion.tolist()}
 
+# %% ../nbs/20_latent_temperature.ipynb #0b616a99
 def plot_temperature_confusion(confusion, alpha: float, ax=None, title: str | None = None):
-    "Row-normalised `(3, 3)` confusion matrix `[true, predicted]` with counts; returns the axes."
+    """Row-normalised `(3, 3)` confusion matrix `[true, predicted]` with counts
+
+    Returns the axes."""
     confusion = np.asarray(confusion, dtype=float)
     if confusion.shape != (3, 3): raise ValueError(f"confusion must have shape (3, 3), got {confusion.shape}")
     ax = ax if ax is not None else plt.subplots(figsize=(3.4, 3))[1]
@@ -285,7 +334,9 @@ def plot_temperature_confusion(confusion, alpha: float, ax=None, title: str | No
 
 # %% ../nbs/20_latent_temperature.ipynb #e1c77010
 def evaluate_latent(model, x, edges, temperature=None, method: str = "enc", infer_steps: int = 49, **kwargs) -> dict:
-    "`acd_nb.infer.evaluate` on `x (B, N, T, D)`, decoding with the predicted temperature; temperature metrics when the true `temperature (B,)` is given."
+    """`acd_nb.infer.evaluate` on `x (B, N, T, D)` with the predicted temperature
+
+    Temperature metrics too when the true `temperature (B,)` is given."""
     if not isinstance(model, LatentTemperatureACD): return evaluate(model, x, edges, method, infer_steps, **kwargs)
     device = next(model.parameters()).device
     x = torch.as_tensor(x, dtype=torch.float32, device=device)
@@ -293,7 +344,8 @@ def evaluate_latent(model, x, edges, temperature=None, method: str = "enc", infe
     model.eval()
     with torch.no_grad(): predicted = model.predict_temperature(x[:, :, :infer_steps])
     if model.cfg.oracle == "temperature":
-        if temperature is None: raise ValueError("the temperature oracle is evaluated with the true temperature: pass temperature=")
+        if temperature is None:
+            raise ValueError("the temperature oracle is evaluated with the true temperature: pass temperature=")
         predicted = torch.as_tensor(temperature, dtype=torch.float32, device=device)
     model.train(was_training)
     kwargs.setdefault("batch_size", len(x))  # one chunk: the fixed temperature covers every sample

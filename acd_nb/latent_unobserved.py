@@ -50,11 +50,12 @@ class UnobservedConfig(ACDConfig):
             raise ValueError("hidden_model='none' needs at least 2 observed series to form a graph")
         if self.lstm_hidden < 1 or self.lstm_layers < 1:
             raise ValueError(f"lstm_hidden and lstm_layers must be >= 1, got {self.lstm_hidden}, {self.lstm_layers}")
-        if not self.supervised_weight >= 0: raise ValueError(f"supervised_weight must be >= 0, got {self.supervised_weight}")
+        if not self.supervised_weight >= 0:
+            raise ValueError(f"supervised_weight must be >= 0, got {self.supervised_weight}")
 
 # %% ../nbs/21_latent_unobserved.ipynb #91731bdb
 class HiddenSeriesLSTM(nn.Module):
-    "Observed series `(B, N, T, D)` -> predicted hidden series `(B, H, T, D)` by a bidirectional LSTM over time."
+    "Observed series `(B, N, T, D)` -> hidden series `(B, H, T, D)` by a bidirectional LSTM"
     def __init__(self, n_observed: int, n_hidden: int, n_features: int, hidden: int = 256, layers: int = 2):
         super().__init__()
         self.n_observed, self.n_hidden, self.n_features = n_observed, n_hidden, n_features
@@ -64,7 +65,8 @@ class HiddenSeriesLSTM(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, t, d = x.shape
         if (n, d) != (self.n_observed, self.n_features):
-            raise ValueError(f"expected {self.n_observed} observed series of {self.n_features} features, got {n} of {d}")
+            raise ValueError(f"expected {self.n_observed} observed series of {self.n_features} features, "
+                             f"got {n} of {d}")
         seq = x.transpose(1, 2).reshape(b, t, n * d)             # (B, T, N*D): one vector per time step
         out = self.head(self.lstm(seq)[0])                       # (B, T, H*D)
         return out.reshape(b, t, self.n_hidden, d).transpose(1, 2)
@@ -73,18 +75,23 @@ class HiddenSeriesLSTM(nn.Module):
 IMPUTING = ("supervised", "latent", "mean")
 
 class UnobservedACD(ACD):
-    "ACD on observed series completed by a stand-in for `n_hidden` hidden series; see `UnobservedConfig.hidden_model`."
+    """ACD on observed series completed by a stand-in for `n_hidden` hidden series
+
+    See `UnobservedConfig.hidden_model`."""
     config_cls = UnobservedConfig
 
     def __init__(self, cfg: UnobservedConfig | None = None, **kwargs):
         super().__init__(cfg, **kwargs)
         cfg = self.cfg
         if cfg.hidden_model in ("latent", "supervised"):
-            self.hidden_net = HiddenSeriesLSTM(cfg.n_observed, cfg.n_hidden, cfg.n_features, cfg.lstm_hidden, cfg.lstm_layers)
+            self.hidden_net = HiddenSeriesLSTM(cfg.n_observed, cfg.n_hidden, cfg.n_features, cfg.lstm_hidden,
+                                               cfg.lstm_layers)
 
     @property
     def extra_inputs(self) -> tuple[str, ...]:
-        "Names of the per-sample tensors `acd_nb.train.fit` passes to `loss` besides `x`: the true hidden series for `supervised`."
+        """Per-sample tensors `acd_nb.train.fit` passes to `loss` besides `x`
+
+        The true hidden series for `supervised`."""
         return ("hidden",) if self.cfg.hidden_model == "supervised" else ()
 
     @property
@@ -106,14 +113,18 @@ class UnobservedACD(ACD):
         return x
 
     def model_input(self, x, hidden_x=None) -> torch.Tensor:
-        "The model's input from observed `x (B, N, T, D)` and hidden `hidden_x (B, H, T, D)` (needed for `observed` only)."
+        """Model input from observed `x (B, N, T, D)` and hidden `hidden_x (B, H, T, D)`
+
+        `hidden_x` is needed for `observed` only."""
         x = torch.as_tensor(x, dtype=torch.float32)
         if self.cfg.hidden_model != "observed": return x
         if hidden_x is None: raise ValueError("hidden_model='observed' needs the hidden series hidden_x")
         return torch.cat([x, torch.as_tensor(hidden_x, dtype=x.dtype, device=x.device)], 1)
 
     def training_data(self, split: dict) -> dict:
-        """Dict for `acd_nb.train.fit` from a dataset split (`x`, `edges`, `hidden_x`, `full_edges`): `x`, `hidden` when needed, and
+        """Dict for `acd_nb.train.fit` from a dataset split
+
+        The split has `x`, `edges`, `hidden_x`, `full_edges`; the dict holds `x`, `hidden` when needed, and
         `edges`: the full graph for `observed`, else the observed block, which `fit`'s validation AUROC then scores."""
         data = {"x": self.model_input(split["x"], split.get("hidden_x")).numpy()}
         if "hidden" in self.extra_inputs: data["hidden"] = split["hidden_x"]
@@ -134,21 +145,25 @@ class UnobservedACD(ACD):
             return self.hidden_net(x).float()
 
     def complete(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        "Completed series `(B, M, T, D)` that the encoder and decoder see, and the imputed part `(B, H, T, D)` (None if nothing is imputed)."
+        """Completed series `(B, M, T, D)` and the imputed part `(B, H, T, D)`
+
+        The encoder and decoder see the completed series; the imputed part is None if nothing is imputed."""
         self.check_input(x)
         if self.cfg.hidden_model not in IMPUTING: return x, None
         hidden_pred = self.predict_hidden(x)
         return torch.cat([x, hidden_pred.to(x.dtype)], 1), hidden_pred
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
-        "Input `x` (see `n_inputs`) -> edge-type logits `(B, M(M-1), K)` over the completed series."
+        "Input `x` (see `n_inputs`) -> edge-type logits `(B, M(M-1), K)` of the completed series"
         full, _ = self.complete(x)
         with self.autocast(x.device.type):
             return self.encoder(full)
 
     def loss(self, x: torch.Tensor, logits: torch.Tensor | None = None, hard: bool | None = None,
              prediction_steps: int | None = None, hidden: torch.Tensor | None = None, **decoder_kwargs) -> dict:
-        "Negative ELBO on the completed series (+ the supervised term); see above for the returned dict."
+        """Negative ELBO on the completed series (+ the supervised term)
+
+        See above for the returned dict."""
         full, hidden_pred = self.complete(x)
         if logits is None:
             with self.autocast(x.device.type): logits = self.encoder(full)
@@ -160,11 +175,13 @@ class UnobservedACD(ACD):
         out["hidden_pred"] = hidden_pred
         if hidden is not None:
             if tuple(hidden.shape) != tuple(hidden_pred.shape):
-                raise ValueError(f"hidden must have shape {tuple(hidden_pred.shape)} (B, H, T, D), got {tuple(hidden.shape)}")
+                raise ValueError(f"hidden must have shape {tuple(hidden_pred.shape)} (B, H, T, D), got "
+                                 f"{tuple(hidden.shape)}")
             err = (hidden_pred.float() - hidden) ** 2
             out["mse_hidden"] = err.mean().detach()
             if self.cfg.hidden_model == "supervised":
-                out["supervised"] = self.cfg.supervised_weight * err.sum() / (2 * self.cfg.out_var * full.shape[0] * full.shape[1])
+                norm = 2 * self.cfg.out_var * full.shape[0] * full.shape[1]
+                out["supervised"] = self.cfg.supervised_weight * err.sum() / norm
                 out["loss"] = out["loss"] + out["supervised"]
         return out
 
@@ -172,8 +189,9 @@ class UnobservedACD(ACD):
 @torch.no_grad()
 def rollout(model: UnobservedACD, x_obs: torch.Tensor, logits: torch.Tensor, horizon: int,
             teacher_every: int | None = None, x_future: torch.Tensor | None = None) -> torch.Tensor:
-    """Predictions `(B, M, horizon, D)` of all graph nodes after input `x_obs (B, n_inputs, T, D)` under the argmax graph of `logits`.
+    """Predictions `(B, M, horizon, D)` of all nodes after `x_obs (B, n_inputs, T, D)`
 
+    Under the argmax graph of `logits`.
     With `teacher_every=k` and the true input series `x_future (B, n_inputs, >= horizon, D)`, the input series are reset
     to the truth every `k` steps; imputed hidden series run on their own predictions throughout."""
     if horizon < 1: raise ValueError(f"horizon must be >= 1, got {horizon}")
@@ -196,7 +214,10 @@ def rollout(model: UnobservedACD, x_obs: torch.Tensor, logits: torch.Tensor, hor
 
 # %% ../nbs/21_latent_unobserved.ipynb #6d684ba3
 def n_influenced(full_edges, n_observed: int) -> np.ndarray:
-    "Per sample `(B,)`: how many of the first `n_observed` series some hidden series (nodes `n_observed..`) directly causes, from `full_edges (B, M, M)`."
+    """Per sample `(B,)`: how many observed series a hidden series directly causes
+
+    Counts the first `n_observed` series with a parent among the hidden nodes `n_observed..` of
+    `full_edges (B, M, M)`."""
     full_edges = np.asarray(full_edges)
     if full_edges.ndim != 3 or full_edges.shape[1] != full_edges.shape[2] or full_edges.shape[1] <= n_observed:
         raise ValueError(f"full_edges must be (B, M, M) with M > n_observed={n_observed}, got {full_edges.shape}")
@@ -204,7 +225,9 @@ def n_influenced(full_edges, n_observed: int) -> np.ndarray:
 
 # %% ../nbs/21_latent_unobserved.ipynb #20d1869e
 def _group_metrics(probs: np.ndarray, labels: np.ndarray, sq_err: np.ndarray | None, groups: np.ndarray) -> dict:
-    "Observed-block AUROC/accuracy (and `mse` from per-sample errors) for each value of `groups`."
+    """Observed-block AUROC/accuracy (and `mse`) for each value of `groups`
+
+    `mse` from per-sample errors."""
     out = {}
     for k in np.unique(groups):
         sel = groups == k
@@ -216,10 +239,12 @@ def _group_metrics(probs: np.ndarray, labels: np.ndarray, sq_err: np.ndarray | N
         out[int(k)] = res
     return out
 
+# %% ../nbs/21_latent_unobserved.ipynb #3aa822b3
 def evaluate_hidden(model: UnobservedACD, x, hidden_x, full_edges, method: str = "enc", infer_steps: int = 49,
                     teacher_every: int = 10, **infer_kwargs) -> dict:
-    """Scores of `model` on observed `x (B, N, T, D)` with hidden `hidden_x (B, H, T, D)` and graph `full_edges (B, N+H, N+H)`.
+    """Scores of `model` on observed `x (B, N, T, D)` with hidden `hidden_x (B, H, T, D)`
 
+    The graph is `full_edges (B, N+H, N+H)`.
     See the list above; `infer_kwargs` go to `acd_nb.infer.infer_logits` (e.g. `steps`, `lr` for TTA)."""
     n = model.cfg.n_observed
     device = next(model.parameters()).device
@@ -228,14 +253,16 @@ def evaluate_hidden(model: UnobservedACD, x, hidden_x, full_edges, method: str =
     full_edges = np.asarray(full_edges)
     m = n + model.cfg.n_hidden
     if tuple(hidden_x.shape) != (len(x), model.cfg.n_hidden, *x.shape[2:]) or full_edges.shape != (len(x), m, m):
-        raise ValueError(f"expected hidden_x {(len(x), model.cfg.n_hidden, *x.shape[2:])} and full_edges {(len(x), m, m)}, "
+        raise ValueError(f"expected hidden_x {(len(x), model.cfg.n_hidden, *x.shape[2:])} and full_edges "
+                         f"{(len(x), m, m)}, "
                          f"got {tuple(hidden_x.shape)} and {full_edges.shape}")
     inp = model.model_input(x, hidden_x)
     x_obs = inp[:, :, :infer_steps]
     logits = infer_logits(model, x_obs, method, **infer_kwargs)
     probs = model.edge_probs(logits).cpu()
     labels = full_edges[:, :n, :n]
-    res = {"method": method, "auroc": edge_auroc(probs[:, :n, :n], labels), "accuracy": edge_accuracy(probs[:, :n, :n], labels)}
+    res = {"method": method, "auroc": edge_auroc(probs[:, :n, :n], labels),
+           "accuracy": edge_accuracy(probs[:, :n, :n], labels)}
     if model.n_graph_nodes > n:
         res["auroc_full"], res["accuracy_full"] = edge_auroc(probs, full_edges), edge_accuracy(probs, full_edges)
     if model.cfg.hidden_model in IMPUTING:
@@ -255,9 +282,12 @@ def evaluate_hidden(model: UnobservedACD, x, hidden_x, full_edges, method: str =
 
 # %% ../nbs/21_latent_unobserved.ipynb #2d67c6d7
 def plot_hidden_sample(truth: np.ndarray, pred: np.ndarray | None, full_edges: np.ndarray, n_observed: int,
-                       infer_steps: int, hidden_estimate: np.ndarray | None = None, axes=None, label: str | None = None):
-    """Plot one sample. `truth (M, T, D)`: observed then hidden series; `pred (P, horizon, D)`: predictions of the first `P` of them (or None);
-    `hidden_estimate (H, infer_steps, D)`: the imputed hidden series; `full_edges (M, M)`. Returns the 3 axes."""
+                       infer_steps: int, hidden_estimate: np.ndarray | None = None, axes=None,
+                       label: str | None = None):
+    """Plot one sample's series, predictions, imputed series and graph; returns 3 axes
+
+    `truth (M, T, D)`: observed then hidden series; `pred (P, horizon, D)`: predictions of the first `P` of them
+    (or None); `hidden_estimate (H, infer_steps, D)`: the imputed hidden series; `full_edges (M, M)`."""
     truth = np.asarray(truth)
     m = truth.shape[0]
     if axes is None: axes = plt.subplots(1, 3, figsize=(9, 3))[1]

@@ -26,28 +26,33 @@ def _to_numpy(a, name: str) -> np.ndarray:
     "numpy float64 copy of an array or tensor (detached, on the CPU)."
     if isinstance(a, torch.Tensor): a = a.detach().cpu().float().numpy()
     try: return np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as e: raise ValueError(f"{name} must be numeric, got {type(a).__name__}: {e}") from None
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be numeric, got {type(a).__name__}: {e}") from None
 
 def posterior_to_scores(q_edges, no_edge_type: int = 0):
-    "Edge-type probabilities `(samples, nodes*(nodes-1), edge_types)` -> scores `(samples, nodes, nodes)` = 1 - q(no edge), zero diagonal."
-    if q_edges.ndim != 3: raise ValueError(f"q_edges must have shape (samples, edges, edge_types), got {tuple(q_edges.shape)}")
+    """Edge-type probabilities `(B, N(N-1), K)` -> scores `(B, N, N)`
+
+    Score = 1 - q(no edge); zero diagonal."""
+    if q_edges.ndim != 3:
+        raise ValueError(f"q_edges must have shape (samples, edges, edge_types), got {tuple(q_edges.shape)}")
     return edges_to_matrix(1 - q_edges[..., no_edge_type])
 
 # %% ../nbs/03_metrics.ipynb #b02b95ff
 def _offdiag_scores_labels(scores, edges) -> tuple[np.ndarray, np.ndarray]:
-    "Validate `(samples, nodes, nodes)` scores and 0/1 edges; return both as `(samples, nodes*(nodes-1))` arrays."
+    "Checked scores and 0/1 edges `(B, N, N)` as `(B, N(N-1))` arrays"
     scores, edges = _to_numpy(scores, "scores"), _to_numpy(edges, "edges")
     if scores.shape != edges.shape:
         raise ValueError(f"scores shape {scores.shape} does not match edges shape {edges.shape}")
     if scores.ndim != 3 or scores.shape[1] != scores.shape[2] or scores.shape[1] < 2:
-        raise ValueError(f"scores and edges must have shape (samples, nodes, nodes) with nodes >= 2, got {scores.shape}")
+        raise ValueError("scores and edges must have shape (samples, nodes, nodes) with nodes >= 2, "
+                         f"got {scores.shape}")
     scores, labels = matrix_to_edges(scores), matrix_to_edges(edges)
     if not np.isfinite(scores).all(): raise ValueError("scores contain NaN or infinite values off the diagonal")
     if not np.isin(labels, (0, 1)).all(): raise ValueError("edges must hold only 0 and 1 off the diagonal")
     return scores, labels
 
 def _rank_auroc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    "Row-wise AUROC of `(rows, entries)` scores against 0/1 labels; `nan` for rows with a single class."
+    "Row-wise AUROC of `(rows, entries)` scores; `nan` for single-class rows"
     ranks = stats.rankdata(scores, axis=1)
     n_pos = labels.sum(1)
     n_neg = labels.shape[1] - n_pos
@@ -56,32 +61,39 @@ def _rank_auroc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return np.where((n_pos > 0) & (n_neg > 0), u / (n_pos * n_neg), np.nan)
 
 def edge_auroc(scores, edges, per_sample: bool = False):
-    "AUROC of `scores[b, i, j]` (i causes j) against 0/1 `edges`, both `(samples, nodes, nodes)`, off-diagonal only; pooled float, or `(samples,)` if `per_sample`."
+    """Edge AUROC of scores `(B, N, N)` against 0/1 `edges`, off-diagonal only
+
+    `scores[b, i, j]`: i causes j. A pooled float, or `(B,)` if `per_sample`."""
     scores, labels = _offdiag_scores_labels(scores, edges)
     if per_sample: return _rank_auroc(scores, labels)
     if labels.min() == labels.max():
-        raise ValueError(f"AUROC is undefined: every off-diagonal label is {int(labels.flat[0])}, both classes are needed")
+        raise ValueError(f"AUROC is undefined: every off-diagonal label is {int(labels.flat[0])}, both classes are "
+                         "needed")
     return float(roc_auc_score(labels.ravel(), scores.ravel()))
 
 def edge_accuracy(scores, edges, threshold: float = 0.5) -> float:
-    "Fraction of off-diagonal entries where `scores > threshold` equals the 0/1 label; both `(samples, nodes, nodes)`."
+    "Share of off-diagonal entries of `(B, N, N)` where `scores > threshold` hits the edge"
     scores, labels = _offdiag_scores_labels(scores, edges)
     return float(((scores > threshold) == labels.astype(bool)).mean())
 
 def edge_metrics(scores, edges, threshold: float = 0.5) -> dict:
-    "`{'auroc': pooled AUROC, 'accuracy': accuracy at threshold}` of `(samples, nodes, nodes)` scores against edges."
+    "`{'auroc', 'accuracy'}` of scores `(B, N, N)` against edges"
     return {"auroc": edge_auroc(scores, edges), "accuracy": edge_accuracy(scores, edges, threshold)}
 
 # %% ../nbs/03_metrics.ipynb #fecfd44f
 def posterior_health(scores, margin: float = 0.01) -> dict:
-    "`{'edge_share', 'saturated_share'}` of edge probabilities `(samples, nodes, nodes)`: mean off-diagonal probability, and share within `margin` of 0 or 1."
+    """`{'edge_share', 'saturated_share'}` of edge probabilities `(B, N, N)`
+
+    The mean off-diagonal probability, and the share within `margin` of 0 or 1."""
     p = matrix_to_edges(_to_numpy(scores, "scores"))
     if not ((p >= 0) & (p <= 1)).all(): raise ValueError("scores must be probabilities in [0, 1] (no NaN)")
     return {"edge_share": float(p.mean()), "saturated_share": float(((p < margin) | (p > 1 - margin)).mean())}
 
 # %% ../nbs/03_metrics.ipynb #8d66e202
 def mse_per_horizon(preds, targets) -> np.ndarray:
-    "MSE per prediction step `(horizon,)`: mean over samples, nodes and features of `(samples, nodes, horizon, features)` inputs."
+    """MSE per prediction step `(horizon,)` of `(B, N, horizon, D)` predictions
+
+    Averaged over samples, nodes and features."""
     preds, targets = _to_numpy(preds, "preds"), _to_numpy(targets, "targets")
     if preds.shape != targets.shape:
         raise ValueError(f"preds shape {preds.shape} does not match targets shape {targets.shape}")
@@ -93,7 +105,7 @@ def mse_per_horizon(preds, targets) -> np.ndarray:
 
 # %% ../nbs/03_metrics.ipynb #2055375e
 def mean_ci(values, confidence: float = 0.95) -> tuple[float, float]:
-    "Mean and Student-t confidence half-width of a 1-d sequence of per-seed values; half-width `nan` for one value."
+    "Mean and Student-t 95% half-width of per-seed values (`nan` for one value)"
     values = _to_numpy(values, "values").ravel()
     if values.size == 0: raise ValueError("values is empty: need at least one value per seed")
     if not np.isfinite(values).all(): raise ValueError("values contain NaN or infinite values")
@@ -104,13 +116,17 @@ def mean_ci(values, confidence: float = 0.95) -> tuple[float, float]:
     return float(values.mean()), float(stats.t.ppf((1 + confidence) / 2, n - 1) * sem)
 
 def summarise(values) -> dict:
-    "`{'mean', 'ci95', 'n', 'values'}` of per-seed values: mean, 95% Student-t half-width (`nan` for one seed), count, the values as a list."
+    """`{'mean', 'ci95', 'n', 'values'}` of per-seed values
+
+    Mean, 95% Student-t half-width (`nan` for one seed), count, and the values as a list."""
     values = _to_numpy(values, "values").ravel()
     mean, ci = mean_ci(values)
     return {"mean": mean, "ci95": ci, "n": values.size, "values": values.tolist()}
 
 def format_ci(mean: float | dict | None, ci95: float | None = None, digits: int = 3, sci: bool = False) -> str:
-    "`'0.952 ± 0.003'` from a mean and half-width or a `summarise` dict: the mean alone without a half-width, `–` without a mean; `sci`: significant digits (for errors such as MSE)."
+    """`'0.952 ± 0.003'` from a mean and half-width or a `summarise` dict
+
+    The mean alone without a half-width, `–` without a mean; `sci`: significant digits (for errors such as MSE)."""
     if isinstance(mean, dict): mean, ci95 = mean["mean"], mean.get("ci95")
     if mean is None: return "–"
     spec, ci_spec = (".3g", ".2g") if sci else (f".{digits}f", f".{digits}f")
@@ -119,7 +135,10 @@ def format_ci(mean: float | dict | None, ci95: float | None = None, digits: int 
 
 # %% ../nbs/03_metrics.ipynb #66cce5a3
 def graph_stats(edges: np.ndarray) -> dict:
-    "Edge density, share of one-directional connected pairs, mean in-degree and share of uncaused series of `(samples, nodes, nodes)` graphs."
+    """Density, one-way pair share, in-degree, uncaused share of graphs `(B, N, N)`
+
+    Edge density, share of connected pairs linked in one direction only, mean in-degree and share of series
+    without a cause."""
     edges = np.asarray(edges).astype(bool)
     if edges.ndim != 3 or edges.shape[1] != edges.shape[2]:
         raise ValueError(f"edges must have shape (samples, nodes, nodes), got {edges.shape}")

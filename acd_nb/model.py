@@ -26,7 +26,9 @@ __all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'draw_architecture', 'ACDConfig', '
 
 # %% ../nbs/13_model.ipynb #d2649d74
 def draw_architecture(ax=None):
-    "Block diagram of ACD (encoder, edge samples, decoder, ELBO, test-time adaptation) on `ax`; returns the axes."
+    """Block diagram of ACD on `ax`; returns the axes
+
+    Encoder, edge samples, decoder, ELBO and test-time adaptation."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
     ax = ax if ax is not None else plt.subplots(figsize=(12, 3.4))[1]
@@ -34,17 +36,21 @@ def draw_architecture(ax=None):
              (3.1, "encoder $q_\\phi(z \\mid x)$\nnode → edge → node → edge\n(MLP or CNN per series)", "#cfe2f3"),
              (5.2, "edge logits\n(B, N(N−1), K)", "0.92"),
              (7.3, "Gumbel-softmax\nsample $z$ (τ)", "#fce5cd"),
-             (9.4, "decoder $p_\\theta(x^{t+1} \\mid x^t, z)$\nmessages per edge type\n(type 0: no message)", "#d9ead3"),
+             (9.4, "decoder $p_\\theta(x^{t+1} \\mid x^t, z)$\nmessages per edge type\n(type 0: no message)",
+              "#d9ead3"),
              (11.5, "prediction $\\hat x^{2..T}$\n(B, N, T−1, D)", "0.92")]
     for x, text, color in boxes:
         ax.add_patch(FancyBboxPatch((x - 0.9, 1.4), 1.8, 1.2, boxstyle="round,pad=0.05", fc=color, ec="0.3"))
         ax.text(x, 2.0, text, ha="center", va="center", fontsize=8)
     arrow = dict(arrowstyle="-|>", color="0.25", lw=1.2)
-    for (x0, _, _), (x1, _, _) in zip(boxes, boxes[1:]): ax.annotate("", (x1 - 0.95, 2.0), (x0 + 0.95, 2.0), arrowprops=arrow)
-    ax.annotate("", (9.4, 2.65), (1.0, 2.65), arrowprops=dict(arrowstyle="-|>", color="0.45", lw=1, ls="--",
-                                                                connectionstyle="arc,angleA=90,angleB=90,armA=18,armB=18,rad=6"))
+    for (x0, _, _), (x1, _, _) in zip(boxes, boxes[1:]):
+        ax.annotate("", (x1 - 0.95, 2.0), (x0 + 0.95, 2.0), arrowprops=arrow)
+    ax.annotate("", (9.4, 2.65), (1.0, 2.65),
+                arrowprops=dict(arrowstyle="-|>", color="0.45", lw=1, ls="--",
+                                connectionstyle="arc,angleA=90,angleB=90,armA=18,armB=18,rad=6"))
     ax.text(5.2, 3.0, "$x^t$ (teacher forcing every k steps)", ha="center", fontsize=8, color="0.35")
-    ax.text(6.25, 0.75, "loss = Gaussian NLL($\\hat x$, $x$)  +  KL($q_\\phi(z \\mid x)$ ‖ prior)", ha="center", fontsize=9)
+    ax.text(6.25, 0.75, "loss = Gaussian NLL($\\hat x$, $x$)  +  KL($q_\\phi(z \\mid x)$ ‖ prior)", ha="center",
+            fontsize=9)
     ax.text(6.25, 0.25, "test-time adaptation: optimise the edge logits of one sample through the frozen decoder",
             ha="center", fontsize=8, color="0.35", style="italic")
     ax.set_xlim(-0.1, 12.6); ax.set_ylim(0, 3.5); ax.axis("off")
@@ -55,7 +61,8 @@ def draw_architecture(ax=None):
 # encoder and name -> builder(cfg) of each decoder; ACDConfig accepts exactly these names
 ENCODERS = {"mlp": lambda cfg, n_features, **kw: MLPEncoder(cfg.n_steps, n_features, **kw),
             "cnn": lambda cfg, n_features, **kw: CNNEncoder(n_features, **kw)}
-DECODERS = {"mlp": lambda cfg: MLPDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.hidden, cfg.hidden, cfg.dropout),
+DECODERS = {"mlp": lambda cfg: MLPDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.hidden, cfg.hidden,
+                                          cfg.dropout),
             "gru": lambda cfg: GRUDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.gru_burn_in, cfg.dropout),
             "springs_sim": lambda cfg: SpringsSimDecoder(**(cfg.sim or {})),
             "kuramoto_sim": lambda cfg: KuramotoSimDecoder(**(cfg.sim or {}))}
@@ -64,21 +71,21 @@ DTYPES = ("fp32", "bf16")
 @dataclass
 class ACDConfig:
     "Everything needed to build an `ACD` model; validated on creation."
-    n_features: int
-    n_steps: int | None = None
-    n_edge_types: int = 2
-    encoder: str = "mlp"
-    decoder: str = "mlp"
+    n_features: int  # features per series and time step
+    n_steps: int | None = None  # time steps the MLP encoder sees (required by it, ignored by the CNN)
+    n_edge_types: int = 2  # edge types K; type 0 is "no edge"
+    encoder: str = "mlp"  # a key of `ENCODERS`
+    decoder: str = "mlp"  # a key of `DECODERS`
     hidden: int = 256
-    tau: float = 0.5
-    out_var: float = 5e-7
-    prediction_steps: int = 10
-    prior: tuple[float, ...] | None = None
+    tau: float = 0.5  # Gumbel-softmax temperature
+    out_var: float = 5e-7  # fixed variance of the Gaussian likelihood
+    prediction_steps: int = 10  # k: steps predicted before the truth is fed back
+    prior: tuple[float, ...] | None = None  # edge-type probabilities; None: uniform
     batch_norm: bool = True
     dropout: float = 0.0
-    dtype: str = "fp32"
-    gru_burn_in: bool = False
-    sim: dict | None = None
+    dtype: str = "fp32"  # or "bf16" autocast
+    gru_burn_in: bool = False  # input scheme of the GRU decoder
+    sim: dict | None = None  # keyword arguments of a simulation decoder
 
     def __post_init__(self):
         if self.prior is not None: self.prior = tuple(float(p) for p in self.prior)
@@ -103,7 +110,8 @@ class ACDConfig:
                  f"prior must be positive probabilities summing to 1, got {self.prior}")
         if self.decoder.endswith("_sim"):
             need(self.n_edge_types == 2, f"simulation decoders use exactly 2 edge types, got {self.n_edge_types}")
-            need(self.n_features == 4, f"simulation decoders work on the simulators' 4 features, got n_features={self.n_features}")
+            need(self.n_features == 4,
+                 f"simulation decoders work on the simulators' 4 features, got n_features={self.n_features}")
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -118,7 +126,7 @@ class ACDConfig:
 
 # %% ../nbs/13_model.ipynb #11dcbad2
 def build_encoder(cfg: ACDConfig, n_features: int | None = None) -> nn.Module:
-    "Encoder named by `cfg.encoder`, reading `n_features` input features per step (default `cfg.n_features`)."
+    "Encoder named by `cfg.encoder`, reading `n_features` per step (default: the config's)"
     kw = dict(hidden=cfg.hidden, n_edge_types=cfg.n_edge_types, batch_norm=cfg.batch_norm, dropout=cfg.dropout)
     n_features = cfg.n_features if n_features is None else n_features
     return ENCODERS[cfg.encoder](cfg, n_features, **kw)
@@ -127,8 +135,9 @@ def build_decoder(cfg: ACDConfig) -> nn.Module:
     "Decoder named by `cfg.decoder`."
     return DECODERS[cfg.decoder](cfg)
 
+# %% ../nbs/13_model.ipynb #23c44f09
 class ACD(nn.Module):
-    "Amortized causal discovery model: encoder $q_\\phi(z|x)$ + decoder $p_\\theta(x^{t+1}|x^t, z)$ + ELBO."
+    "Amortized causal discovery: encoder $q_\\phi(z|x)$, decoder $p_\\theta(x^{t+1}|x^t, z)$, ELBO"
     config_cls = ACDConfig  # a variant sets its own config class; construction and `from_config` check against it
 
     def __init__(self, cfg: ACDConfig | None = None, **kwargs):
@@ -136,7 +145,8 @@ class ACD(nn.Module):
         name = self.config_cls.__name__
         if cfg is None: cfg = self.config_cls(**kwargs)
         elif kwargs: raise ValueError(f"pass either a config ({name}) or keyword arguments, not both")
-        if not isinstance(cfg, self.config_cls): raise ValueError(f"cfg must be an instance of {name}, got {type(cfg).__name__}")
+        if not isinstance(cfg, self.config_cls):
+            raise ValueError(f"cfg must be an instance of {name}, got {type(cfg).__name__}")
         self.cfg = cfg
         self.encoder, self.decoder = build_encoder(cfg), build_decoder(cfg)
         log_prior = torch.full((cfg.n_edge_types,), -math.log(cfg.n_edge_types)) if cfg.prior is None \
@@ -145,7 +155,7 @@ class ACD(nn.Module):
 
     @classmethod
     def from_config(cls, cfg: ACDConfig | dict) -> ACD:
-        "The model of a config object or of its `to_dict()` form (as stored in checkpoints)."
+        "The model of a config or of its `to_dict()` form (as stored in checkpoints)"
         return cls(cfg if isinstance(cfg, cls.config_cls) else cls.config_cls.from_dict(cfg))
 
     def autocast(self, device_type: str = "cpu"):
@@ -153,7 +163,9 @@ class ACD(nn.Module):
         return torch.autocast(device_type, dtype=torch.bfloat16) if self.cfg.dtype == "bf16" else nullcontext()
 
     def check_input(self, x: torch.Tensor) -> torch.Tensor:
-        "Shape checks of `acd_nb.core.check_series` on series `(B, N, T, D)`, without its NaN scan (which would sync a GPU every step)."
+        """Shape checks of series `(B, N, T, D)`, without a NaN scan
+
+        The checks of `acd_nb.core.check_series`; its NaN scan would sync a GPU every step."""
         check_series(x, min_steps=2, check_finite=False)
         if x.shape[-1] != self.cfg.n_features:
             raise ValueError(f"x has {x.shape[-1]} features per series but {self.cfg.n_features} were expected")
@@ -166,17 +178,24 @@ class ACD(nn.Module):
             return self.encoder(x)
 
     def sample_edges(self, logits: torch.Tensor, hard: bool = False, tau: float | None = None) -> torch.Tensor:
-        "Gumbel-softmax sample `(B, E, K)` from logits; `hard=True` gives exact one-hot samples (straight-through gradient)."
+        """Gumbel-softmax sample `(B, E, K)` from logits
+
+        `hard=True` gives exact one-hot samples with a straight-through gradient."""
         return F.gumbel_softmax(logits.float(), tau=self.cfg.tau if tau is None else tau, hard=hard, dim=-1)
 
-    def decode(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int | None = None, **decoder_kwargs) -> torch.Tensor:
-        "Series `(B, N, T, D)` and edges `(B, N(N-1), K)` -> prediction `(B, N, T-1, D)` of `x[:, :, 1:]`."
+    def decode(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int | None = None,
+               **decoder_kwargs) -> torch.Tensor:
+        """Series `(B, N, T, D)`, edges `(B, N(N-1), K)` -> prediction `(B, N, T-1, D)`
+
+        The prediction is of `x[:, :, 1:]`."""
         steps = self.cfg.prediction_steps if prediction_steps is None else prediction_steps
         with self.autocast(x.device.type):
             return self.decoder(x, edges, steps, **decoder_kwargs)
 
     def nll(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        "Gaussian NLL with fixed variance, summed over time and features, averaged over samples and nodes."
+        """Gaussian NLL with fixed variance, averaged over samples and nodes
+
+        Summed over time and features."""
         return ((pred.float() - target) ** 2).sum() / (2 * self.cfg.out_var * target.shape[0] * target.shape[1])
 
     def kl(self, logits: torch.Tensor, n_nodes: int) -> torch.Tensor:
@@ -186,7 +205,9 @@ class ACD(nn.Module):
 
     def loss(self, x: torch.Tensor, logits: torch.Tensor | None = None, hard: bool | None = None,
              prediction_steps: int | None = None, **decoder_kwargs) -> dict:
-        "Negative ELBO on `x (B, N, T, D)`: dict(loss, nll, kl, logits, edges, pred). `logits` given: the encoder is skipped."
+        """Negative ELBO on `x (B, N, T, D)`: dict(loss, nll, kl, logits, edges, pred)
+
+        Given `logits`, the encoder is skipped."""
         self.check_input(x)
         if logits is None: logits = self.encode(x)
         edges = self.sample_edges(logits, hard=not self.training if hard is None else hard)
@@ -195,7 +216,9 @@ class ACD(nn.Module):
         return dict(loss=nll + kl, nll=nll, kl=kl, logits=logits, edges=edges, pred=pred)
 
     def edge_probs(self, logits: torch.Tensor) -> torch.Tensor:
-        "Edge scores `(B, N, N)`: `1 - q(z_ij = no edge)`, `[b, i, j]` = i causes j, zero diagonal."
+        """Edge scores `(B, N, N)` = `1 - q(z_ij = no edge)`, zero diagonal
+
+        `[b, i, j]`: i causes j."""
         return posterior_to_scores(torch.softmax(logits.float(), dim=-1))
 
     def forward(self, x: torch.Tensor, **kwargs) -> dict: return self.loss(x, **kwargs)

@@ -28,16 +28,18 @@ def _pair_index_cached(n_nodes: int, device: str) -> tuple[torch.Tensor, torch.T
     return offdiag_pairs(n_nodes, device=torch.device(device))
 
 def pair_index(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-    "Cached `(send, recv)` indices, each `(n_nodes*(n_nodes-1),)`, of all ordered pairs i != j (row-major)."
+    "Cached `(send, recv)` indices `(N(N-1),)` of all ordered pairs i != j, row-major"
     return _pair_index_cached(int(n_nodes), str(torch.device(device or "cpu")))
 
 # %% ../nbs/10_nn.ipynb #4f20cb3f
 def node2edge(h: torch.Tensor, send: torch.Tensor, recv: torch.Tensor) -> torch.Tensor:
-    "Node features `(..., N, H)` -> edge features `(..., E, 2H)` = `[h[send], h[recv]]`."
+    "Node features `(..., N, H)` -> edge features `(..., E, 2H)` = `[h[send], h[recv]]`"
     return torch.cat([h.index_select(-2, send), h.index_select(-2, recv)], dim=-1)
 
 def edge2node(e: torch.Tensor, recv: torch.Tensor, n_nodes: int, reduce: str = "sum") -> torch.Tensor:
-    "Edge features `(..., E, H)` -> node features `(..., N, H)`: sum (or mean) over each node's incoming edges."
+    """Edge features `(..., E, H)` -> node features `(..., N, H)`
+
+    Sum (or mean) over each node's incoming edges."""
     if reduce not in ("sum", "mean"): raise ValueError(f"reduce must be 'sum' or 'mean', got {reduce!r}")
     out = e.new_zeros(e.shape[:-2] + (n_nodes, e.shape[-1])).index_add_(-2, recv, e)
     return out / (n_nodes - 1) if reduce == "mean" else out
@@ -50,23 +52,30 @@ def _receiver_major_cached(n_nodes: int, device: str):
     return send[order], recv[order], order
 
 def receiver_major_index(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "Cached `(send, recv, order)`, each `(N(N-1),)`: all ordered pairs sorted by receiver; `order` = their row-major positions."
+    """Cached `(send, recv, order)` `(N(N-1),)` of all pairs sorted by receiver
+
+    `order` holds their row-major positions."""
     return _receiver_major_cached(int(n_nodes), str(torch.device(device or "cpu")))
 
 def sum_incoming(msgs: torch.Tensor, n_nodes: int, weights: torch.Tensor | None = None) -> torch.Tensor:
-    "Receiver-major messages `(..., E, H)`, optional weights `(..., E)` -> per-receiver sums `(..., N, H)`."
+    """Receiver-major messages `(..., E, H)` -> per-receiver sums `(..., N, H)`
+
+    Optional `weights` `(..., E)` scale each message."""
     msgs = msgs.unflatten(-2, (n_nodes, n_nodes - 1))
     if weights is not None: msgs = msgs * weights.unflatten(-1, (n_nodes, n_nodes - 1))[..., None].to(msgs.dtype)
     return msgs.sum(-2)
 
 # %% ../nbs/10_nn.ipynb #1427d0af
 class PairLinear(nn.Linear):
-    "Linear layer on `[h_send, h_recv, extra]` per edge, computed per node then gathered: `(..., N, F)` -> `(..., E, out)`."
+    """Linear layer on `[h_send, h_recv, extra]` per edge: `(..., N, F)` -> `(..., E, out)`
+
+    Computed per node, then gathered per edge."""
     def __init__(self, n_node_in: int, n_out: int, n_edge_in: int = 0, bias: bool = True):
         super().__init__(2 * n_node_in + n_edge_in, n_out, bias=bias)
         self.n_node_in, self.n_edge_in = n_node_in, n_edge_in
 
-    def forward(self, h: torch.Tensor, send: torch.Tensor, recv: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, send: torch.Tensor, recv: torch.Tensor,
+                extra: torch.Tensor | None = None) -> torch.Tensor:
         f, n_out = self.n_node_in, self.out_features
         if self.n_edge_in and extra is None:
             raise ValueError(f"PairLinear expects {self.n_edge_in} extra edge features, got none")
@@ -81,14 +90,16 @@ class PairLinear(nn.Linear):
 
 # %% ../nbs/10_nn.ipynb #f36cc92b
 def offdiag_pair_sum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    "Node tensors `(B, N, ...)` -> `(B, N(N-1), ...)` with entry `a[:, i] + b[:, j]` for every pair i != j, row-major."
+    """Node tensors `(B, N, ...)` -> `(B, N(N-1), ...)` with `a[:, i] + b[:, j]`
+
+    One entry per pair i != j, row-major."""
     n = a.shape[1]
     grid = (a[:, :, None] + b[:, None, :]).flatten(1, 2)       # (B, N*N, ...)
     return grid[:, 1:].unflatten(1, (n - 1, n + 1))[:, :, :n].flatten(1, 2)
 
 # %% ../nbs/10_nn.ipynb #f95dd746
 def init_linear(module: nn.Module) -> nn.Module:
-    "Reference initialisation, in place: Xavier-normal weights and 0.1 biases for linear layers, BN to identity."
+    "Reference initialisation in place: Xavier-normal weights, 0.1 biases, BN identity"
     for m in module.modules():
         if isinstance(m, nn.Linear):
             nn.init.xavier_normal_(m.weight)
@@ -102,11 +113,14 @@ def init_linear(module: nn.Module) -> nn.Module:
     return module
 
 def batch_norm_last(bn: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
-    "Apply `bn` over the last axis of `x` `(..., C)`, pooling statistics over all leading axes, in float32."
+    """`bn` over the last axis of `x` `(..., C)`, in float32
+
+    Statistics pool all leading axes."""
     return bn(x.float().reshape(-1, x.shape[-1])).reshape(x.shape)
 
+# %% ../nbs/10_nn.ipynb #70f07f8a
 class MLP(nn.Module):
-    "Two-layer ELU network with optional batch norm on the output: `(..., n_in)` -> `(..., n_out)`."
+    "Two-layer ELU network, optional batch norm: `(..., n_in)` -> `(..., n_out)`"
     def __init__(self, n_in: int, n_hidden: int, n_out: int, batch_norm: bool = True, dropout: float = 0.0):
         super().__init__()
         self.fc1, self.fc2 = self._first(n_in, n_hidden), nn.Linear(n_hidden, n_out)
@@ -124,12 +138,16 @@ class MLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor: return self._head(self.fc1(x))
 
 class EdgeMLP(MLP):
-    "`MLP` on `[h_send, h_recv, extra]` for every edge, first layer factorised: `(..., N, F)` -> `(..., E, n_out)`."
-    def __init__(self, n_node_in: int, n_hidden: int, n_out: int, n_edge_in: int = 0, batch_norm: bool = True, dropout: float = 0.0):
+    """`MLP` on `[h_send, h_recv, extra]` per edge: `(..., N, F)` -> `(..., E, n_out)`
+
+    The first layer is factorised (`PairLinear`)."""
+    def __init__(self, n_node_in: int, n_hidden: int, n_out: int, n_edge_in: int = 0, batch_norm: bool = True,
+                 dropout: float = 0.0):
         self.n_node_in, self.n_edge_in = n_node_in, n_edge_in
         super().__init__(2 * n_node_in + n_edge_in, n_hidden, n_out, batch_norm, dropout)
 
     def _first(self, n_in, n_hidden): return PairLinear(self.n_node_in, n_hidden, self.n_edge_in)
 
-    def forward(self, h: torch.Tensor, send: torch.Tensor, recv: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, send: torch.Tensor, recv: torch.Tensor,
+                extra: torch.Tensor | None = None) -> torch.Tensor:
         return self._head(self.fc1(h, send, recv, extra))

@@ -14,6 +14,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
+from typing import Callable, NamedTuple
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from .train import load_checkpoint, save_checkpoint
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
            'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
-           'derive_velocities', 'derivation', 'prepare_series', 'model_for_features', 'simulate_test_set',
+           'derive_velocities', 'Derivation', 'derivation', 'prepare_series', 'model_for_features', 'simulate_test_set',
            'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
@@ -38,11 +39,13 @@ FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.-]*")  # shipped model names: folder names on every OS
 
 def pretrained_dir() -> Path:
-    "Folder holding the shipped models: `pretrained_models/` inside the installed `acd_nb` package."
+    "Folder of the shipped models: `pretrained_models/` in the installed package"
     return Path(acd_nb.__file__).resolve().parent / "pretrained_models"
 
 def list_pretrained(root=None) -> list[str]:
-    "Names of the complete model folders (`model.pt` and `card.json`) in `root` (default: `pretrained_dir()`), sorted."
+    """Sorted names of the complete model folders in `root` (default: `pretrained_dir()`)
+
+    Complete: with `model.pt` and `card.json`."""
     root = Path(root) if root is not None else pretrained_dir()
     if not root.is_dir(): return []
     return sorted(p.name for p in root.iterdir()
@@ -54,7 +57,9 @@ def _shipped_note(names: list[str]) -> str:
 # %% ../nbs/41_pretrained.ipynb #8bfb1dae
 @dataclass
 class LoadedModel:
-    "A trained `model` (eval mode) with the `normalizer` of its training data and `info` (name, kind, system, data config, features)."
+    """A trained `model` (eval mode) with its training data's `normalizer` and `info`
+
+    `info` holds name, kind, system, data config and features."""
     model: ACD
     normalizer: Normalizer
     info: dict
@@ -68,12 +73,16 @@ class LoadedModel:
 
     @property
     def infer_steps(self) -> int:
-        "Time steps a graph is inferred from: the MLP encoder's fixed input length, else the training sequences' length."
+        """Time steps a graph is inferred from
+
+        The MLP encoder's fixed input length, else the training sequences' length."""
         return self.model.cfg.n_steps or self.info["data"]["steps_train"]
 
     @property
     def min_steps(self) -> int:
-        "Shortest series the encoder accepts: `n_steps` for the MLP encoder, the CNN's receptive field for the CNN."
+        """Shortest series the encoder accepts
+
+        `n_steps` for the MLP encoder, the receptive field for the CNN."""
         enc = self.model.encoder
         return enc.min_steps() if hasattr(enc, "min_steps") else self.model.cfg.n_steps
 
@@ -84,14 +93,20 @@ def _read_json(path: Path) -> dict:
     return obj
 
 def _feature_info(system: str | None, features: list[int] | None, n_features: int) -> tuple[list[int], list[str]]:
-    "Indices of the simulator's features a model sees and their names (`f0`, `f1`, ... when the system is unknown)."
+    """Indices and names of the simulator's features a model sees
+
+    Names are `f0`, `f1`, ... when the system is unknown."""
     features = list(range(n_features)) if features is None else [int(f) for f in features]
     known = FEATURE_NAMES.get(system, ())
     return features, [known[f] if f < len(known) else f"f{f}" for f in features]
 
+# %% ../nbs/41_pretrained.ipynb #16661033
 def _load_folder(folder: Path) -> LoadedModel:
-    "A `LoadedModel` from a run folder (`run.json`, `best.pt`) or a model folder (`card.json`, `model.pt`)."
-    if (folder / "card.json").is_file(): kind, meta_file, weights = "pretrained", folder / "card.json", folder / "model.pt"
+    """A `LoadedModel` from a run folder or a model folder
+
+    A run has `run.json` and `best.pt`, a model folder `card.json` and `model.pt`."""
+    if (folder / "card.json").is_file():
+        kind, meta_file, weights = "pretrained", folder / "card.json", folder / "model.pt"
     elif (folder / "run.json").is_file(): kind, meta_file, weights = "run", folder / "run.json", folder / "best.pt"
     else: raise FileNotFoundError(f"{folder} holds no trained model: expected run.json + best.pt (from `acd train`) "
                                   "or card.json + model.pt (a shipped model)")
@@ -116,7 +131,8 @@ def _load_folder(folder: Path) -> LoadedModel:
     except (KeyError, TypeError) as e: raise ValueError(f"{meta_file}: malformed normaliser ({e})") from None
     n_scaled = sum(len(g) for g in normalizer.groups or [])
     if n_scaled != model.cfg.n_features:
-        raise ValueError(f"{meta_file}: the normaliser scales {n_scaled} features but the model reads {model.cfg.n_features}")
+        raise ValueError(f"{meta_file}: the normaliser scales {n_scaled} features but the model reads "
+                         f"{model.cfg.n_features}")
     system = meta.get("system")
     features, feature_names = _feature_info(system, meta.get("features"), model.cfg.n_features)
     if len(features) != model.cfg.n_features:
@@ -126,43 +142,59 @@ def _load_folder(folder: Path) -> LoadedModel:
             "checkpoint_epoch": ckpt.get("epoch"), "meta": meta}
     return LoadedModel(model, normalizer, info)
 
+# %% ../nbs/41_pretrained.ipynb #81cfe89b
 def load_model(source, root=None) -> LoadedModel:
-    "Load a run folder, a model folder, or a shipped model by name (looked up in `root`, default `pretrained_dir()`)."
+    """Load a run folder, a model folder, or a shipped model by name
+
+    Names are looked up in `root` (default: `pretrained_dir()`)."""
     path = Path(source)
     if path.is_dir(): return _load_folder(path)
     if isinstance(source, str) and NAME_PATTERN.fullmatch(source):
         shipped = list_pretrained(root)
         if source in shipped: return _load_folder(pretrained_path(source, root))
-        raise FileNotFoundError(f"no model folder {source!r} and no shipped model of that name ({_shipped_note(shipped)})")
+        raise FileNotFoundError(f"no model folder {source!r} and no shipped model of that name "
+                                f"({_shipped_note(shipped)})")
     raise FileNotFoundError(f"no model folder at {path}")
 
 def pretrained_path(name: str, root=None) -> Path:
-    "Folder of the shipped model `name`; `ValueError` listing the shipped models when there is none of that name."
+    """Folder of the shipped model `name`
+
+    `ValueError` listing the shipped models when there is none of that name."""
     shipped = list_pretrained(root)
     if name not in shipped: raise ValueError(f"unknown pretrained model {name!r}; {_shipped_note(shipped)}")
     return (Path(root) if root is not None else pretrained_dir()) / name
 
 def load_pretrained(name: str, root=None) -> tuple[ACD, dict]:
-    "The shipped model `name` and its card: `(model, card)`; `load_model(name)` gives the normaliser along."
+    """The shipped model `name` and its card: `(model, card)`
+
+    `load_model(name)` gives the normaliser along."""
     loaded = _load_folder(pretrained_path(name, root))
     return loaded.model, loaded.info["meta"]
 
 # %% ../nbs/41_pretrained.ipynb #5da36d7c
 def _sim_of(loaded: LoadedModel) -> dict:
-    "The simulator configuration `loaded` was trained on (defaults where its run does not say)."
+    """The simulator configuration `loaded` was trained on
+
+    Defaults where its run does not say."""
     return {**asdict(SimConfig()), **((loaded.info.get("data") or {}).get("sim") or {})}
 
 def kuramoto_intercepts(phi: np.ndarray, rate: np.ndarray) -> np.ndarray:
-    "ω `(B, N)`: least-squares intercepts of `rate (B, N, T)` ~ ω_i + Σ_j b_ij sin(φ_j - φ_i), phases `phi (B, N, T)`."
+    """ω `(B, N)`: least-squares intercepts of `rate (B, N, T)` on phases `phi (B, N, T)`
+
+    The model: rate ~ ω_i + Σ_j b_ij sin(φ_j - φ_i)."""
     n, t = phi.shape[1], phi.shape[2]
-    if t < n + 2: raise ValueError(f"deriving the Kuramoto features needs more time steps than oscillators + 1: got {t} steps, {n} series")
+    if t < n + 2:
+        raise ValueError(f"deriving the Kuramoto features needs more time steps than oscillators + 1: got {t} steps, "
+                         f"{n} series")
     drive = np.sin(phi[:, None, :, :] - phi[:, :, None, :])          # (B, i, j, T); j == i is 0
     design = np.concatenate([np.ones_like(drive[:, :, :1]), drive], 2)  # (B, i, 1 + N, T)
     gram = design @ design.swapaxes(-1, -2) + 1e-6 * np.eye(n + 1)     # the zero column j == i needs the ridge
     return np.linalg.solve(gram, design @ rate[..., None])[..., 0, 0]
 
 def derive_kuramoto(loaded: LoadedModel, sin_phi: np.ndarray) -> np.ndarray:
-    "Kuramoto sin φ `(B, N, T, 1)` -> `(B, N, T, 4)`: dφ/dt, sin φ, phase and scaled ω as the simulator writes them."
+    """Kuramoto sin φ `(B, N, T, 1)` -> `(B, N, T, 4)` as the simulator writes them
+
+    dφ/dt, sin φ, phase and scaled ω."""
     sim = _sim_of(loaded)
     step = sim["kuramoto_dt"] * sim["kuramoto_every"]
     s = np.clip(sin_phi[..., 0].astype(np.float64), -1, 1)
@@ -174,47 +206,65 @@ def derive_kuramoto(loaded: LoadedModel, sin_phi: np.ndarray) -> np.ndarray:
     return np.stack([rate, s, phase, np.broadcast_to(omega[..., None], s.shape)], -1)
 
 def derive_velocities(loaded: LoadedModel, positions: np.ndarray) -> np.ndarray:
-    "Springs positions `(B, N, T, 2)` -> `(B, N, T, 4)` with velocities by central differences over the training data's step."
+    """Springs positions `(B, N, T, 2)` -> `(B, N, T, 4)` with velocities
+
+    Velocities by central differences over the training data's step."""
     sim = _sim_of(loaded)
     return np.concatenate([positions, np.gradient(positions, sim["spring_dt"] * sim["spring_every"], axis=2)], axis=-1)
 
-# a model reading these features, given fewer: (input features, what they are read as, what is derived, how)
-DERIVATIONS = {FEATURE_NAMES["springs"]: (2, "positions x, y", "velocities vx, vy derived by central differences", derive_velocities),
-               FEATURE_NAMES["kuramoto"]: (1, "sin φ", "dφ/dt, phase and ω derived (ω fitted per oscillator)", derive_kuramoto)}
+class Derivation(NamedTuple):
+    "How a model reading more features is fed fewer: `n_inputs` features read as `reads`, the rest by `derive`."
+    n_inputs: int
+    reads: str
+    derived: str
+    derive: Callable
+
+DERIVATIONS = {FEATURE_NAMES["springs"]: Derivation(2, "positions x, y", "velocities vx, vy derived by central differences",
+                                                    derive_velocities),
+               FEATURE_NAMES["kuramoto"]: Derivation(1, "sin φ", "dφ/dt, phase and ω derived (ω fitted per oscillator)",
+                                                     derive_kuramoto)}
 
 def derivation(feature_names, n_features: int):
-    "The `DERIVATIONS` entry that turns `n_features` input features into `feature_names`, or None."
+    "The `DERIVATIONS` entry from `n_features` features to `feature_names`, or None"
     entry = DERIVATIONS.get(tuple(feature_names))
-    return entry if entry is not None and entry[0] == n_features else None
+    return entry if entry is not None and entry.n_inputs == n_features else None
 
 # %% ../nbs/41_pretrained.ipynb #1f47b377
 OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other units than the training data
 
 def _models_reading(n_features: int) -> str:
-    "Which shipped models read `n_features` features per series, for an error message."
+    "Which shipped models read `n_features` features per series (for error messages)"
     cards = {name: _read_json(pretrained_dir() / name / "card.json") for name in list_pretrained()}
-    fits = [n + (f" ({derivation(c['feature_names'], n_features)[1]})" if len(c.get("feature_names", [])) != n_features else "")
-            for n, c in cards.items() if len(c.get("feature_names", [])) == n_features or derivation(c.get("feature_names", []), n_features)]
+    fits = []
+    for n, c in cards.items():
+        names = c.get("feature_names", [])
+        derived = derivation(names, n_features)
+        if len(names) == n_features: fits.append(n)
+        elif derived: fits.append(f"{n} ({derived.reads})")
     if fits: return f"; shipped models that read {n_features}: {', '.join(fits)}"
-    return "; no shipped model reads " + f"{n_features} (" + "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items()) + ")"
+    read = "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items())
+    return "; no shipped model reads " + f"{n_features} (" + read + ")"
 
 def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndarray, list[str]]:
-    "Check raw series `x (B, N, T, D)` against `loaded`'s model, cut MLP inputs to `n_steps`, scale; returns `(x_scaled (B, N, T', D) float32, notes)`."
+    """Checked, cut and scaled series `x (B, N, T, D)` for `loaded`, with notes
+
+    MLP inputs are cut to `n_steps`. Returns `(x_scaled (B, N, T', D) float32, notes)`."""
     x = np.asarray(x, dtype=np.float32)
     check_series(x, name, min_steps=1)
     _, n, t, d = x.shape
     cfg, notes = loaded.model.cfg, []
     derived = derivation(loaded.feature_names, d) if t >= 3 else None
     if derived:
-        x, d = derived[3](loaded, x).astype(np.float32), len(loaded.feature_names)
-        notes.append(f"{name} has {derived[0]} feature(s) per series, read as {derived[1]}: {derived[2]}")
+        x, d = derived.derive(loaded, x).astype(np.float32), len(loaded.feature_names)
+        notes.append(f"{name} has {derived.n_inputs} feature(s) per series, read as {derived.reads}: {derived.derived}")
     if d != cfg.n_features:
-        hint = "; a CSV file gives one feature per series unless its columns are named <series>.<feature>" if d == 1 else ""
-        raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on {cfg.n_features} "
-                         f"({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
+        hint = ("; a CSV file gives one feature per series unless its columns are named <series>.<feature>"
+                if d == 1 else "")
+        raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on "
+                         f"{cfg.n_features} ({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
     if t < loaded.min_steps:
-        need = f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)" \
-            if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)"
+        need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)"
+                if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
         raise ValueError(f"{name} has {t} time steps but model {loaded.name!r} needs {need}")
     if cfg.encoder == "mlp" and t > cfg.n_steps:
         x = x[:, :, :cfg.n_steps]
@@ -233,20 +283,27 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndar
 
 # %% ../nbs/41_pretrained.ipynb #841a1498
 def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple[LoadedModel, list[str]]:
-    "The model for inputs of `n_features` features: `loaded`, or the shipped model of its system that reads that many (with a note)."
+    """The model for inputs of `n_features` features
+
+    `loaded`, or the shipped model of its system that reads that many (with a note)."""
     shipped_root = Path(root) if root is not None else pretrained_dir()
     derives = derivation(loaded.feature_names, n_features) is not None
     if n_features == loaded.n_features or derives or Path(loaded.info["path"]).parent != shipped_root: return loaded, []
     for name in list_pretrained(root):
         card = _read_json(shipped_root / name / "card.json")
         if card.get("system") == loaded.info["system"] and len(card.get("feature_names", [])) == n_features:
-            return load_model(name, root), [f"the input has {n_features} feature(s) per series: using the shipped model {name!r} "
+            return load_model(name,
+                              root), [f"the input has {n_features} feature(s) per series: using the shipped model "
+                                      f"{name!r} "
                                              f"({', '.join(card['feature_names'])}) instead of {loaded.name!r}"]
     return loaded, []
 
 # %% ../nbs/41_pretrained.ipynb #ace92e26
 def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: int = 1) -> dict[str, np.ndarray]:
-    "`x` `(n, N, steps_test, D)` scaled like the training data (plus its noise), `edges` `(n, N, N)` and the unscaled `raw_x`; `n` defaults to the test-split size."
+    """Fresh test data scaled like the training data: `x`, `edges`, `raw_x`
+
+    `x` `(n, N, steps_test, D)` scaled (plus the training data's noise), `edges` `(n, N, N)` and the unscaled `raw_x`;
+    `n` defaults to the test-split size."""
     data = loaded.info.get("data") or {}
     if "sim" not in data: raise ValueError(f"model {loaded.name!r} was not trained on simulated data: give test data")
     n_samples = data["n_test"] if n_samples is None else n_samples
@@ -260,13 +317,17 @@ def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: i
 
 # %% ../nbs/41_pretrained.ipynb #4260db31
 def training_feature_stats(loaded: LoadedModel, n_samples: int = 100, seed: int = 12345) -> dict | None:
-    "Per-feature `mean` and `std` `(D,)` of scaled fresh samples of the model's simulator; None if it was not trained on one."
+    """Per-feature `mean` and `std` `(D,)` of scaled fresh samples of the model's simulator
+
+    None if the model was not trained on one."""
     if "sim" not in (loaded.info.get("data") or {}): return None
     x = simulate_test_set(loaded, n_samples, seed)["x"]
     return {"mean": x.mean((0, 1, 2)), "std": x.std((0, 1, 2))}
 
 def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: dict | None = None) -> list[str]:
-    "Warnings for features of scaled input `(B, N, T, D)` whose mean or spread is far from the training data's."
+    """Warnings for features of scaled input `(B, N, T, D)` unlike the training data
+
+    Those whose mean or spread is far from the training data's."""
     stats = training_feature_stats(loaded) if stats is None else stats
     if stats is None: return []
     notes = []
@@ -275,68 +336,101 @@ def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: 
         ref_mean, ref_std = float(stats["mean"][f]), max(float(stats["std"][f]), 1e-6)
         shift, ratio = abs(float(mean[f]) - ref_mean) / ref_std, float(std[f]) / ref_std
         if shift > 1.5 or not 1 / 3 <= ratio <= 3:
-            notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training data "
-                         f"(scaled mean {float(mean[f]):.2f} vs {ref_mean:.2f}, spread {float(std[f]):.2f} vs {ref_std:.2f}): "
+            notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training "
+                         "data "
+                         f"(scaled mean {float(mean[f]):.2f} vs {ref_mean:.2f}, spread {float(std[f]):.2f} vs "
+                         f"{ref_std:.2f}): "
                          "was it computed and scaled the same way?")
     return notes
 
 # %% ../nbs/41_pretrained.ipynb #86237f40
 def summarise_evaluation(res: dict) -> dict:
-    "Card fields of an `acd_nb.infer.evaluate` result: pooled AUROC, per-sample AUROC mean / 95% CI / count, accuracy, prediction MSE."
+    """Card fields of an `acd_nb.infer.evaluate` result
+
+    Pooled AUROC, per-sample AUROC mean / 95% CI / count, accuracy, prediction MSE."""
     per_sample = res["auroc_per_sample"]
     out = {"auroc": res["auroc"], "auroc_mean": per_sample["mean"], "auroc_ci95": to_json_safe(per_sample["ci95"]),
            "auroc_n": per_sample["n"], "accuracy": res["accuracy"]}
     if "mse_free" in res: out.update(mse_free_1=res["mse_free"][0], mse_teacher_10=res["mse_teacher_10"])
     return out
 
-def render_card(card: dict) -> str:
-    "Markdown model card from a `card.json` dict."
-    data, model, train, training = card.get("data") or {}, card.get("model") or {}, card.get("train") or {}, card.get("training") or {}
-    sim = data.get("sim") or {}
-    lines = [f"# Model card: `{card['name']}`", "",
-             f"Amortized Causal Discovery model trained on simulated **{card.get('system')}** data with acd_nb "
-             f"{card.get('acd_nb_version')} on {card.get('date')}.", "",
-             "## Use", "",
-             f"Infers the directed graph (`[i, j]`: series i causes series j) of {sim.get('n_nodes', '?')} series with "
-             f"{len(card.get('feature_names', []))} features each ({', '.join(card.get('feature_names', []))}), in the "
-             "simulator's units; inputs are scaled with the training statistics stored on this card. "
-             + (f"The MLP encoder reads exactly {model.get('n_steps')} time steps (longer inputs are cut). "
-                if model.get("encoder") == "mlp" else "The CNN encoder reads series of any length from its receptive field on. ")
-             + f"`acd infer --pretrained {card['name']} --input FILE --out DIR`.", "",
-             "## Data", "",
-             "| system | series | train / valid / test samples | steps train / test | edge prob. | noise σ | seed |",
-             "|---|---|---|---|---|---|---|",
-             f"| {sim.get('system')} | {sim.get('n_nodes')} | {data.get('n_train')} / {data.get('n_valid')} / {data.get('n_test')} "
-             f"| {data.get('steps_train')} / {data.get('steps_test')} | {sim.get('edge_prob')} | {data.get('noise_sigma')} | {data.get('seed')} |",
-             "", "## Model and training", "",
-             f"Encoder `{model.get('encoder')}`, decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
-             f"{model.get('n_edge_types')} edge types, {model.get('dtype')}. Preset `{card.get('preset')}`: "
-             f"{training.get('epochs')} of {train.get('epochs')} epochs in {format_ci(training.get('minutes'), digits=1)} minutes "
-             f"(budget {train.get('minutes')}), batch {train.get('batch_size')}, lr {train.get('lr')}; weights of the epoch "
-             f"with the lowest validation loss ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))}).",
-             ""]
-    test = card.get("test")
-    if test:
-        lines += ["## Test results", "",
-                  f"{test.get('n_samples')} test samples ({test.get('data', 'test split')}); graphs inferred from the first "
-                  f"{test.get('infer_steps')} steps; TTA: {test.get('tta_steps')} steps at lr {test.get('tta_lr')}.", "",
-                  "| method | AUROC (pooled) | per-sample AUROC (mean ± 95% CI) | accuracy | paper (AUROC) |", "|---|---|---|---|---|"]
-        for method, label in (("enc", "Enc"), ("enc+tta", "Enc+TTA")):
-            if method not in test: continue
-            r, paper = test[method], (card.get("paper") or {}).get(method)
-            ci = f"{r['auroc_mean']:.3f}" + (f" ± {r['auroc_ci95']:.3f}" if r.get("auroc_ci95") is not None else "")
-            lines.append(f"| {label} | {r['auroc']:.3f} | {ci} | {r['accuracy']:.3f} | {format_ci(paper)} |")
-        lines.append("")
-    norm = card.get("normalizer") or {}
-    lines += ["## Input scaling", "", "Each feature group is mapped to [-1, 1] by the training split's minimum and maximum:", "",
-              "| features | min | max |", "|---|---|---|"]
+# %% ../nbs/41_pretrained.ipynb #c4a2a635
+def _card_use(card: dict) -> list[str]:
+    "Title, provenance and the Use section: what the model reads and how to run it"
+    sim, model = (card.get("data") or {}).get("sim") or {}, card.get("model") or {}
     names = card.get("feature_names", [])
+    if model.get("encoder") == "mlp":
+        length = f"The MLP encoder reads exactly {model.get('n_steps')} time steps (longer inputs are cut). "
+    else: length = "The CNN encoder reads series of any length from its receptive field on. "
+    return [f"# Model card: `{card['name']}`", "",
+            f"Amortized Causal Discovery model trained on simulated **{card.get('system')}** data with acd_nb "
+            f"{card.get('acd_nb_version')} on {card.get('date')}.", "",
+            "## Use", "",
+            f"Infers the directed graph (`[i, j]`: series i causes series j) of {sim.get('n_nodes', '?')} series with "
+            f"{len(names)} features each ({', '.join(names)}), in the simulator's units; inputs are scaled with the "
+            "training statistics stored on this card. " + length
+            + f"`acd infer --pretrained {card['name']} --input FILE --out DIR`.", ""]
+
+def _card_data(card: dict) -> list[str]:
+    "The Data section: simulator, sizes, noise and seed of the training data"
+    data = card.get("data") or {}
+    sim = data.get("sim") or {}
+    return ["## Data", "",
+            "| system | series | train / valid / test samples | steps train / test | edge prob. | noise σ | seed |",
+            "|---|---|---|---|---|---|---|",
+            f"| {sim.get('system')} | {sim.get('n_nodes')} "
+            f"| {data.get('n_train')} / {data.get('n_valid')} / {data.get('n_test')} "
+            f"| {data.get('steps_train')} / {data.get('steps_test')} | {sim.get('edge_prob')} "
+            f"| {data.get('noise_sigma')} | {data.get('seed')} |", ""]
+
+def _card_training(card: dict) -> list[str]:
+    "The Model and training section: architecture, preset, time spent and the epoch kept"
+    model, train, training = card.get("model") or {}, card.get("train") or {}, card.get("training") or {}
+    return ["## Model and training", "",
+            f"Encoder `{model.get('encoder')}`, decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
+            f"{model.get('n_edge_types')} edge types, {model.get('dtype')}. Preset `{card.get('preset')}`: "
+            f"{training.get('epochs')} of {train.get('epochs')} epochs in "
+            f"{format_ci(training.get('minutes'), digits=1)} minutes (budget {train.get('minutes')}), "
+            f"batch {train.get('batch_size')}, lr {train.get('lr')}; weights of the epoch with the lowest validation "
+            f"loss ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))}).",
+            ""]
+
+# %% ../nbs/41_pretrained.ipynb #c5a6a989
+def _card_test(card: dict) -> list[str]:
+    "The Test results section, a row per method beside the paper's AUROC; nothing without test results"
+    test = card.get("test")
+    if not test: return []
+    lines = ["## Test results", "",
+             f"{test.get('n_samples')} test samples ({test.get('data', 'test split')}); graphs inferred from the "
+             f"first {test.get('infer_steps')} steps; TTA: {test.get('tta_steps')} steps at lr {test.get('tta_lr')}.",
+             "",
+             "| method | AUROC (pooled) | per-sample AUROC (mean ± 95% CI) | accuracy | paper (AUROC) |",
+             "|---|---|---|---|---|"]
+    for method, label in (("enc", "Enc"), ("enc+tta", "Enc+TTA")):
+        if method not in test: continue
+        r, paper = test[method], (card.get("paper") or {}).get(method)
+        ci = f"{r['auroc_mean']:.3f}" + (f" ± {r['auroc_ci95']:.3f}" if r.get("auroc_ci95") is not None else "")
+        lines.append(f"| {label} | {r['auroc']:.3f} | {ci} | {r['accuracy']:.3f} | {format_ci(paper)} |")
+    return lines + [""]
+
+def _card_scaling(card: dict) -> list[str]:
+    "The Input scaling section: each feature group's training minimum and maximum"
+    norm, names = card.get("normalizer") or {}, card.get("feature_names", [])
+    lines = ["## Input scaling", "",
+             "Each feature group is mapped to [-1, 1] by the training split's minimum and maximum:", "",
+             "| features | min | max |", "|---|---|---|"]
     for group, lo, hi in zip(norm.get("groups", []), norm.get("mins", []), norm.get("maxs", [])):
         lines.append(f"| {', '.join(names[k] if k < len(names) else str(k) for k in group)} | {lo:.6g} | {hi:.6g} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
+def render_card(card: dict) -> str:
+    "Markdown model card from a `card.json` dict"
+    sections = _card_use(card) + _card_data(card) + _card_training(card) + _card_test(card) + _card_scaling(card)
+    return "\n".join(sections) + "\n"
+
+# %% ../nbs/41_pretrained.ipynb #7bb5faca
 def _training_summary(run_dir: Path, loaded: LoadedModel) -> dict:
-    "Epochs run, minutes, best epoch and its validation AUROC from a run folder's `history.json`."
+    "Epochs, minutes, best epoch and its validation AUROC from `history.json`"
     history = json.loads((run_dir / "history.json").read_text()) if (run_dir / "history.json").is_file() else []
     best = loaded.info.get("checkpoint_epoch")
     best_record = next((h for h in history if h["epoch"] == best), {})
@@ -344,15 +438,19 @@ def _training_summary(run_dir: Path, loaded: LoadedModel) -> dict:
             "best_epoch": best, "best_valid_auroc": best_record.get("valid_auroc")}
 
 def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=None, overwrite: bool = False) -> Path:
-    "Write the model folder `dest/name` (`model.pt`, `card.json`, `card.md`) from a training run, atomically; returns it."
+    """Write the model folder `dest/name` from a training run, atomically; returns it
+
+    The folder holds `model.pt`, `card.json` and `card.md`."""
     if not NAME_PATTERN.fullmatch(name):
-        raise ValueError(f"model name {name!r} must be lower-case letters, digits, '.', '_' or '-', starting with a letter or digit")
+        raise ValueError(f"model name {name!r} must be lower-case letters, digits, '.', '_' or '-', starting with a "
+                         "letter or digit")
     run_dir = Path(run_dir)
     loaded = load_model(run_dir)
     if loaded.info["kind"] != "run": raise ValueError(f"{run_dir} is not a training run (no run.json)")
     run = loaded.info["meta"]
     card = {"name": name, "system": run.get("system"), "acd_nb_version": acd_nb.__version__,
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "preset": run.get("preset"), "data": run.get("data"),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "preset": run.get("preset"),
+            "data": run.get("data"),
             "features": loaded.info["features"], "feature_names": loaded.feature_names,
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(), "train": run.get("train"),
             "training": _training_summary(run_dir, loaded), **(card_extra or {})}

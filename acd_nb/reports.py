@@ -45,57 +45,70 @@ PAPER = {
 CLAIM_ID = re.compile(r"^[a-z][a-z0-9_]*\.[a-z0-9_]+$")
 
 def _compact(value):
-    "Floats rounded to 4 digits (`ours`/`paper` are read by people); other values as they are."
+    "Floats rounded to 4 digits (people read `ours`/`paper`); other values as they are"
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(value): raise ValueError(f"{value} is not a number a claim can state")
         return round(float(value), 4)
     return value
 
 def claim(id: str, text: str, ours, paper, holds: bool) -> dict:
-    "One entry of `results.json`'s `claims`: `id` like `kuramoto.matches_paper`, our value, the paper's, verdict."
-    if not CLAIM_ID.match(id): raise ValueError(f"claim id {id!r} must look like 'experiment.name' (lower case, digits, _)")
+    """One entry of `results.json`'s `claims`: `id`, our value, the paper's, verdict
+
+    `id` reads like `kuramoto.matches_paper`."""
+    if not CLAIM_ID.match(id):
+        raise ValueError(f"claim id {id!r} must look like 'experiment.name' (lower case, digits, _)")
     try: ours, paper = _compact(ours), _compact(paper)
     except ValueError as e: raise ValueError(f"claim {id}: {e}") from None
     return {"id": id, "text": text, "ours": ours, "paper": paper, "holds": bool(holds)}
 
 # %% ../nbs/04_reports.ipynb #e046257e
 def paired_gap(a, b) -> dict:
-    "`summarise` of the per-seed differences `a - b` (two equal-length sequences, paired by seed)."
+    "`summarise` of per-seed differences `a - b` (equal-length, paired by seed)"
     a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
     if a.shape != b.shape: raise ValueError(f"paired values need the same seeds, got {a.size} and {b.size} values")
     return summarise(a - b)
 
 def exceeds(a, b) -> bool:
-    "Per-seed values `a` beat `b` beyond the 95% CI of their paired differences (never with a single seed)."
+    """Whether per-seed `a` beats `b` beyond the 95% CI of their paired differences
+
+    Never with a single seed."""
     gap = paired_gap(a, b)
     return gap["n"] > 1 and gap["mean"] > gap["ci95"]
 
 # %% ../nbs/04_reports.ipynb #7591ef23
 def learning_curve(history: list[dict]) -> dict:
-    "`{'minutes', 'valid_auroc'}` lists from a training history (`acd_nb.train.fit`'s epochs)."
+    """`{'minutes', 'valid_auroc'}` lists from a training history
+
+    The history holds `acd_nb.train.fit`'s epochs."""
     return {"minutes": [float(h["minutes"]) for h in history], "valid_auroc": [h.get("valid_auroc") for h in history]}
 
 def late_gain(curve: dict, fraction: float = 0.2) -> float:
-    "Rise of validation AUROC over the last `fraction` of the training minutes (clearly > 0: still learning)."
+    """Rise of validation AUROC over the last `fraction` of the training minutes
+
+    Clearly above 0: the model was still learning."""
     minutes, auroc = np.asarray(curve["minutes"], dtype=float), np.asarray(curve["valid_auroc"], dtype=float)
     if minutes.size < 2: return math.nan
     before = np.flatnonzero(minutes <= minutes[-1] * (1 - fraction))
     return float(auroc[-1] - auroc[before[-1] if before.size else 0])
 
 def overtakes(leader: dict, follower: dict) -> float | None:
-    """First training minute of `leader`'s curve from which its validation AUROC stays above `follower`'s; None if it ends below.
+    """Minute from which `leader`'s validation AUROC stays above `follower`'s
 
-    The follower is interpolated at the leader's minutes and held at its last value after its end."""
+    None if it ends below. The follower is interpolated at the leader's minutes and held at its last value
+    after its end."""
     minutes, auroc = np.asarray(leader["minutes"], dtype=float), np.asarray(leader["valid_auroc"], dtype=float)
     if minutes.size == 0 or len(follower["minutes"]) == 0: return None
-    other = np.interp(minutes, np.asarray(follower["minutes"], dtype=float), np.asarray(follower["valid_auroc"], dtype=float))
+    other = np.interp(minutes, np.asarray(follower["minutes"], dtype=float),
+                      np.asarray(follower["valid_auroc"], dtype=float))
     below = np.flatnonzero(~(auroc > other))
     if below.size and below[-1] == minutes.size - 1: return None
     return float(minutes[below[-1] + 1 if below.size else 0])
 
 # %% ../nbs/04_reports.ipynb #887f5901
 def plot_learning_curves(curves: dict, ax=None, title: str = "validation AUROC during training"):
-    "Validation AUROC against training minutes, one line per `{name: learning_curve(...)}` entry; returns the axes."
+    """Validation AUROC against minutes, one line per `learning_curve` entry
+
+    `curves` is `{name: learning_curve(...)}`; returns the axes."""
     import matplotlib.pyplot as plt
     if ax is None: _, ax = plt.subplots(figsize=(5.5, 3.4))
     for name, curve in curves.items():
@@ -108,7 +121,9 @@ def plot_learning_curves(curves: dict, ax=None, title: str = "validation AUROC d
 REPORT_MINUTES = {"springs": 12.0, "kuramoto": 22.0}  # cpu-scale training minutes per model in multi-model reports
 
 def model_minutes(scale: str, systems: list[str], minutes_per_model=None) -> dict:
-    "`{system: training minutes or None (the preset's budget)}` from a number, a `{system: minutes}` dict or None."
+    """`{system: training minutes or None}` from a number, a dict or None
+
+    None stands for the preset's budget; a dict is `{system: minutes}`."""
     if minutes_per_model is None:
         return {s: REPORT_MINUTES.get(s) if scale == "cpu" else None for s in systems}
     if isinstance(minutes_per_model, dict):
@@ -119,9 +134,12 @@ def model_minutes(scale: str, systems: list[str], minutes_per_model=None) -> dic
 
 CI_EPOCHS = {"springs": 60, "kuramoto": 30}  # epochs of ordinary ACD in the experiments at `ci` scale
 
-def report_overrides(scale: str, systems: list[str], preset_overrides: dict | None = None, scale_overrides: dict | None = None,
+def report_overrides(scale: str, systems: list[str], preset_overrides: dict | None = None,
+                     scale_overrides: dict | None = None,
                      minutes_per_model=None) -> dict:
-    "`{system: Preset fields to replace}`: `preset_overrides` if given, else `CI_EPOCHS` at ci or `scale_overrides[scale]`, plus `model_minutes`."
+    """`{system: Preset fields to replace}` of a report at `scale`
+
+    `preset_overrides` if given, else `CI_EPOCHS` at ci or `scale_overrides[scale]`, plus `model_minutes`."""
     minutes = model_minutes(scale, systems, minutes_per_model)
     out = {}
     for s in systems:
@@ -133,12 +151,15 @@ def report_overrides(scale: str, systems: list[str], preset_overrides: dict | No
 
 # %% ../nbs/04_reports.ipynb #6de81b49
 def load_reports(root="reports") -> list[dict]:
-    "Every `root/<scale>/<experiment>/results.json` as `{'scale', 'experiment', 'path', 'results'}`, sorted."
+    """Every `root/<scale>/<experiment>/results.json`, sorted
+
+    Each as `{'scale', 'experiment', 'path', 'results'}`."""
     found = []
     for path in sorted(Path(root).glob("*/*/results.json")):
         try: results = json.loads(path.read_text())
         except json.JSONDecodeError as e: raise ValueError(f"{path} is not valid JSON: {e}") from None
-        found.append({"scale": path.parent.parent.name, "experiment": path.parent.name, "path": path, "results": results})
+        found.append({"scale": path.parent.parent.name, "experiment": path.parent.name, "path": path,
+                      "results": results})
     return found
 
 def _cell(value) -> str:
@@ -147,26 +168,29 @@ def _cell(value) -> str:
     return str(value).replace("|", "\\|")
 
 def report_link(scale: str, experiment: str) -> str:
-    "Where a report lives in the repository, relative to its root (the README's links)."
+    "Where a report lives, relative to the repository root (the README's links)"
     return f"reports/{scale}/{experiment}/"
 
 def claims_markdown(reports: list[dict], link=report_link) -> str:
-    "Markdown table of every claim in `reports` (from `load_reports`), each linked to its report by `link(scale, experiment)`."
+    """Markdown table of every claim in `reports`, each linked to its report
+
+    `reports` comes from `load_reports`; `link(scale, experiment)` gives each report's address."""
     rows = ["| claim | as tested | ours | paper | holds | seeds | report |", "|---|---|---|---|---|---|---|"]
     for rep in reports:
         res, where = rep["results"], f"{rep['scale']}/{rep['experiment']}"
         seeds = len(res.get("parameters", {}).get("seeds") or [])
         for c in res.get("claims", []):
             rows.append(f"| `{c['id']}` | {_cell(c['text'])} | {_cell(c['ours'])} | {_cell(c['paper'])} | "
-                        f"{'yes' if c['holds'] else '**no**'} | {seeds} | [{where}]({link(rep['scale'], rep['experiment'])}) |")
+                        f"{'yes' if c['holds'] else '**no**'} | {seeds} | "
+                        f"[{where}]({link(rep['scale'], rep['experiment'])}) |")
     if len(rows) == 2: return "No report with claims is committed yet."
     return "\n".join(rows)
 
 def results_markdown(reports: list[dict], experiments: list[str], scale: str = "cpu", link=report_link) -> str:
-    "The claims table, a count of the claims that hold, and the `experiments` that have no `scale` report yet."
+    "The claims table, how many hold, and the `experiments` without a `scale` report"
     claims = [c for rep in reports for c in rep["results"].get("claims", [])]
-    parts = [f"{sum(c['holds'] for c in claims)} of {len(claims)} claims hold in the committed reports.\n" if claims else "",
-             claims_markdown(reports, link)]
+    held = f"{sum(c['holds'] for c in claims)} of {len(claims)} claims hold in the committed reports.\n"
+    parts = [held if claims else "", claims_markdown(reports, link)]
     done = {rep["experiment"] for rep in reports if rep["scale"] == scale}
     missing = [e for e in experiments if e not in done]
     if missing: parts.append(f"\nNo `{scale}` report committed yet: " + ", ".join(f"`{e}`" for e in missing) + ".")

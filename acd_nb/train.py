@@ -34,7 +34,7 @@ from .sims import SimConfig
 # %% auto #0
 __all__ = ['SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors', 'save_checkpoint',
            'load_checkpoint', 'evaluate_loss', 'compile_encoder', 'distributed_env', 'fit', 'write_or_check_run',
-           'train_dataset', 'train_simulated']
+           'warm_start', 'train_dataset', 'train_simulated']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 @dataclass
@@ -67,7 +67,9 @@ class TrainConfig:
 
 # %% ../nbs/14_train.ipynb #206cf59b
 def as_tensors(data, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
-    "`(x, edges)` float tensors from a `(x, edges)` pair, a dict with keys `x`/`edges` or an object with those attributes."
+    """`(x, edges)` float tensors from a pair, a dict or an object
+
+    A dict has keys `x` and `edges`, an object has them as attributes."""
     if isinstance(data, dict): x, edges = data["x"], data.get("edges")
     elif isinstance(data, (tuple, list)): x, edges = (data[0], data[1] if len(data) > 1 else None)
     else: x, edges = data.x, getattr(data, "edges", None)
@@ -76,14 +78,18 @@ def as_tensors(data, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
     if edges is not None:
         edges = torch.as_tensor(edges, dtype=torch.float32, device=device)
         if tuple(edges.shape) != (x.shape[0], x.shape[1], x.shape[1]):
-            raise ValueError(f"edges must have shape {(x.shape[0], x.shape[1], x.shape[1])} to match x, got {tuple(edges.shape)}")
+            raise ValueError(f"edges must have shape {(x.shape[0], x.shape[1], x.shape[1])} to match x, got "
+                             f"{tuple(edges.shape)}")
     return x, edges
 
 # %% ../nbs/14_train.ipynb #de93a34e
 def extra_tensors(data, names, n_samples: int, device=None) -> dict[str, torch.Tensor]:
-    "Float tensors of the per-sample arrays `names` (a model's `extra_inputs`) from a dict dataset, each with `n_samples` rows."
+    """Float tensors of the per-sample arrays `names` of a dict dataset
+
+    `names` are a model's `extra_inputs`; each array has `n_samples` rows."""
     if not names: return {}
-    if not isinstance(data, dict): raise ValueError(f"the model needs {list(names)} besides x: pass the data as a dict holding them")
+    if not isinstance(data, dict):
+        raise ValueError(f"the model needs {list(names)} besides x: pass the data as a dict holding them")
     missing = [k for k in names if k not in data]
     if missing: raise ValueError(f"the model needs {missing} but the data holds only {sorted(data)}")
     out = {k: torch.as_tensor(data[k], dtype=torch.float32, device=device) for k in names}
@@ -93,17 +99,22 @@ def extra_tensors(data, names, n_samples: int, device=None) -> dict[str, torch.T
 
 # %% ../nbs/14_train.ipynb #582e63d7
 def save_checkpoint(path, model, **state) -> Path:
-    "Atomically write `model`'s weights and config plus `state` (plain tensors / literals) to `path`."
+    """Atomically write `model`'s weights and config plus `state` to `path`
+
+    `state` holds plain tensors and literals."""
     ckpt = {"model": model.state_dict(), "config": model.cfg.to_dict(), "acd_nb_version": __version__, **state}
     with atomic_path(path) as tmp: torch.save(ckpt, tmp)
     return Path(path)
 
 def load_checkpoint(path, map_location="cpu") -> dict:
-    "Load a checkpoint safely (`weights_only=True`); clear errors for missing, corrupt or foreign files."
+    """Load a checkpoint safely (`weights_only=True`)
+
+    Clear errors for missing, corrupt or foreign files."""
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"no checkpoint at {path}")
     try: ckpt = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e: raise ValueError(f"{path} is not a readable acd_nb checkpoint ({type(e).__name__}: {e})") from None
+    except Exception as e:
+        raise ValueError(f"{path} is not a readable acd_nb checkpoint ({type(e).__name__}: {e})") from None
     if not isinstance(ckpt, dict) or not {"model", "config"} <= set(ckpt):
         raise ValueError(f"{path} is not an acd_nb checkpoint (no model weights and config in it)")
     return ckpt
@@ -112,7 +123,7 @@ def load_checkpoint(path, map_location="cpu") -> dict:
 @torch.no_grad()
 def evaluate_loss(model, x: torch.Tensor, edges: torch.Tensor | None = None, batch_size: int = 256,
                   extras: dict[str, torch.Tensor] | None = None) -> dict:
-    """Mean loss terms over `x` `(samples, nodes, time, features)` in eval mode, and pooled AUROC when `edges` is given.
+    """Mean loss terms over `x` `(B, N, T, D)` in eval mode, with AUROC given `edges`
 
     `edges (samples, n, n)` may cover only the first `n` nodes of the model's graph (the observed series of a model
     that adds hidden ones, `acd_nb.latent_unobserved`): the AUROC is then that block's."""
@@ -133,7 +144,9 @@ def evaluate_loss(model, x: torch.Tensor, edges: torch.Tensor | None = None, bat
 
 # %% ../nbs/14_train.ipynb #ff5a4836
 def compile_encoder(model) -> bool:
-    "Compile `model.encoder` in place with `torch.compile`; returns False (with a warning) where CPU code cannot be compiled."
+    """Compile `model.encoder` in place with `torch.compile`
+
+    Returns False (with a warning) where CPU code cannot be compiled."""
     on_cpu = next(model.parameters()).device.type == "cpu"
     if on_cpu and not (shutil.which("c++") or shutil.which("g++")):
         warnings.warn("compile=True needs a C++ compiler for CPU code and none was found; training uncompiled")
@@ -148,7 +161,9 @@ def distributed_env() -> tuple[int, int]:
     return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
 
 def _start_distributed(device: torch.device) -> torch.device:
-    "Join `torchrun`'s process group (gloo on CPU, nccl on CUDA); the device of this process."
+    """Join `torchrun`'s process group; the device of this process
+
+    gloo on CPU, nccl on CUDA."""
     if device.type == "cuda":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
         torch.cuda.set_device(device)
@@ -157,7 +172,9 @@ def _start_distributed(device: torch.device) -> torch.device:
 
 # %% ../nbs/14_train.ipynb #79405f14
 class _Run:
-    "One `fit` run as named steps: setup, `resume`, `train_epoch`, `end_epoch`, and the checkpoints in between."
+    """One `fit` run as named steps, with the checkpoints in between
+
+    The steps: setup, `resume`, `train_epoch`, `end_epoch`."""
     def __init__(self, model, train, valid, cfg: TrainConfig, out_dir):
         self.model, self.cfg = model, cfg
         self.rank, self.world = distributed_env()
@@ -177,18 +194,23 @@ class _Run:
         self.out_dir = Path(out_dir) if out_dir is not None else None
         # where the run starts: epoch and batch, its history, best validation loss, seconds trained in earlier sessions,
         # and the summed loss of the started epoch's batches
-        self.start_epoch, self.start_step, self.history, self.best, self.elapsed, self.running_loss = 0, 0, [], math.inf, 0.0, 0.0
+        self.start_epoch, self.start_step, self.history = 0, 0, []
+        self.best, self.elapsed, self.running_loss = math.inf, 0.0, 0.0
         self.steps_done, self.t0 = 0, time.perf_counter()
         seed_everything(cfg.seed + self.rank)
 
     def resume(self) -> bool:
-        "Continue from `last.pt` (weights, optimiser, scheduler, RNG, position); False when its time budget is spent."
+        """Continue from `last.pt`; False when its time budget is spent
+
+        Restores weights, optimiser, scheduler, RNG and position."""
         ckpt = load_checkpoint(self.out_dir / "last.pt", map_location=self.device)
         if ckpt["config"] != self.model.cfg.to_dict():
-            raise ValueError(f"{self.out_dir / 'last.pt'} was trained with a different model config; use another out_dir")
+            raise ValueError(f"{self.out_dir / 'last.pt'} was trained with a different model config; use another "
+                             "out_dir")
         self.model.load_state_dict(ckpt["model"])
         self.opt.load_state_dict(ckpt["optimizer"]); self.sched.load_state_dict(ckpt["scheduler"])
-        if self.world == 1: torch.set_rng_state(ckpt["rng"].cpu())  # loaded onto the run's device  # several processes: each keeps its own seeded stream
+        # loaded onto the run's device  # several processes: each keeps its own seeded stream
+        if self.world == 1: torch.set_rng_state(ckpt["rng"].cpu())
         self.start_epoch, self.start_step, self.history = ckpt["epoch"], ckpt["step_in_epoch"], ckpt["history"]
         self.best, self.elapsed, self.running_loss = ckpt["best_valid_loss"], ckpt["elapsed_s"], ckpt["running_loss"]
         return self.cfg.minutes is None or self.elapsed / 60 <= self.cfg.minutes
@@ -207,15 +229,19 @@ class _Run:
         return over
 
     def checkpoint(self, epoch: int, step_in_epoch: int, running_loss: float):
-        "Write `last.pt`: everything needed to continue after `step_in_epoch` batches of `epoch`."
+        "Write `last.pt`: all it takes to continue after `step_in_epoch` batches of `epoch`"
         if self.out_dir is None or not self.main_process: return
-        save_checkpoint(self.out_dir / "last.pt", self.model, optimizer=self.opt.state_dict(), scheduler=self.sched.state_dict(),
+        save_checkpoint(self.out_dir / "last.pt", self.model, optimizer=self.opt.state_dict(),
+                        scheduler=self.sched.state_dict(),
                         rng=torch.get_rng_state(), epoch=epoch, step_in_epoch=step_in_epoch, history=self.history,
                         best_valid_loss=self.best, elapsed_s=self.minutes() * 60, train_config=self.cfg.to_dict(),
                         running_loss=running_loss)
 
     def train_epoch(self, epoch: int, net, bar, stop_after_steps: int | None) -> tuple[int, torch.Tensor, str | None]:
-        "Optimiser steps over `epoch`'s batches; returns the batches done, their summed loss and why it stopped early (`'time'`, `'interrupted'` or None)."
+        """Optimiser steps over `epoch`'s batches
+
+        Returns the batches done, their summed loss and why it stopped early (`'time'`, `'interrupted'` or
+        None)."""
         cfg, model = self.cfg, self.model
         model.train()
         batches = epoch_batches(len(self.x), cfg.batch_size * self.world, cfg.seed, epoch, self.device)
@@ -243,9 +269,12 @@ class _Run:
         return done, run_loss, None
 
     def end_epoch(self, epoch: int, done: int, run_loss: torch.Tensor) -> dict:
-        "Learning-rate step, validation (and `best.pt`), the epoch's record, `last.pt` and `history.json`; returns the record."
+        """Learning-rate step, validation, the epoch's record and checkpoints
+
+        Writes `best.pt` (when validation improves), `last.pt` and `history.json`; returns the record."""
         self.sched.step()
-        record = {"epoch": epoch + 1, "train_loss": float(run_loss) / max(done, 1), "lr": self.opt.param_groups[0]["lr"]}
+        record = {"epoch": epoch + 1, "train_loss": float(run_loss) / max(done, 1),
+                  "lr": self.opt.param_groups[0]["lr"]}
         if self.vx is not None and self.main_process:
             val = evaluate_loss(self.model, self.vx, self.vedges, extras=self.vextras)
             record.update({f"valid_{k}": v for k, v in val.items()})
@@ -258,10 +287,12 @@ class _Run:
         if self.out_dir is not None and self.main_process: write_json(self.out_dir / "history.json", self.history)
         return record
 
+# %% ../nbs/14_train.ipynb #d6ac8bf4
 def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, resume: bool = True,
         stop_after_steps: int | None = None) -> list[dict]:
-    """Train `model` on `train` (`(x, edges)`, see `as_tensors`; a dict when the model has `extra_inputs`), validating on `valid` every epoch.
+    """Train `model` on `train`, validating on `valid` every epoch
 
+    `train` is `(x, edges)` (see `as_tensors`), a dict when the model has `extra_inputs`.
     With `out_dir`, writes `last.pt` (resumable), `best.pt` (lowest validation loss) and `history.json`, and
     resumes from `last.pt` when present and `resume`. Returns the per-epoch history (losses, AUROC, minutes).
     Under `torchrun`, trains with DistributedDataParallel (see above).
@@ -271,9 +302,11 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
     if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
         return run.history  # its budget is spent: nothing to resume
     if cfg.compile: compile_encoder(model)
-    net = DistributedDataParallel(model, device_ids=[run.device] if run.device.type == "cuda" else None) if run.world > 1 else model
+    device_ids = [run.device] if run.device.type == "cuda" else None
+    net = DistributedDataParallel(model, device_ids=device_ids) if run.world > 1 else model
     run.t0 = time.perf_counter()
-    bar = tqdm(total=cfg.epochs, initial=run.start_epoch, desc="train", unit="epoch", disable=not (cfg.progress and run.main_process))
+    bar = tqdm(total=cfg.epochs, initial=run.start_epoch, desc="train", unit="epoch",
+               disable=not (cfg.progress and run.main_process))
     for epoch in range(run.start_epoch, cfg.epochs):
         done, run_loss, stopped = run.train_epoch(epoch, net, bar, stop_after_steps)
         if stopped == "interrupted": bar.close(); return run.history
@@ -297,7 +330,9 @@ RUN_KEYS = ("data", "features", "model", "train")  # what must match for a run f
 VOLATILE = ("progress", "device", "compile", "minutes", "epochs")
 
 def write_or_check_run(run_file, run: dict):
-    "Write `run.json` atomically, or check that the existing one describes the same data, model and training."
+    """Write `run.json` atomically, or check the existing one
+
+    The existing one must describe the same data, model and training."""
     run_file = Path(run_file)
     if not run_file.exists():
         write_json(run_file, run)
@@ -306,13 +341,27 @@ def write_or_check_run(run_file, run: dict):
     def comparable(value, key):
         return {**value, **dict.fromkeys(VOLATILE)} if key == "train" and isinstance(value, dict) else value
     differs = [k for k in RUN_KEYS if comparable(old.get(k), k) != comparable(run.get(k), k)]
-    if differs: raise ValueError(f"{run_file.parent} holds a run with a different {', '.join(differs)} configuration; use another --out")
+    if differs:
+        raise ValueError(f"{run_file.parent} holds a run with a different {', '.join(differs)} configuration; use "
+                         "another --out")
 
+# %% ../nbs/14_train.ipynb #34e74cab
+def warm_start(model, checkpoint):
+    "Load `checkpoint`'s weights into `model`; both must have the same config"
+    ckpt = load_checkpoint(checkpoint)
+    if ckpt["config"] != model.cfg.to_dict():
+        raise ValueError(f"{checkpoint} holds a model with another config; a warm start needs the same one")
+    model.load_state_dict(ckpt["model"])
+
+# %% ../nbs/14_train.ipynb #bb1edd21
 def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, model: dict | None = None,
-                  train: dict | None = None, threads: int | None = None, run_info: dict | None = None) -> dict:
-    """Train ACD on `data` (`DatasetSplits`) with a preset's settings; returns `model`, `history`, `data`, `run` (configs).
+                  train: dict | None = None, threads: int | None = None, run_info: dict | None = None,
+                  init=None) -> dict:
+    """Train ACD on `data` (`DatasetSplits`) with a preset's settings
 
-    `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`."""
+    Returns `model`, `history`, `data`, `run` (configs).
+    `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`.
+    `init`, a checkpoint of a model with the same config, is where a new run starts (`warm_start`); it is kept in `run.json`."""
     if threads: torch.set_num_threads(threads)
     system = data.config["sim"]["system"]
     p = get_preset(preset, system) if isinstance(preset, str) else preset
@@ -322,11 +371,13 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
     train_cfg = TrainConfig.from_preset(p, seed=seed, **(train or {}))
     run = {"system": system, "preset": p.name, "data": data.config, "data_path": str(Path(data.path).resolve()),
            "features": None, "normalizer": data.normalizer.to_dict(), **(run_info or {}),
+           **({"init": str(Path(init).resolve())} if init is not None else {}),
            "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
     out_dir = Path(out_dir) if out_dir is not None else None
-    if out_dir is not None and distributed_env()[0] == 0: write_or_check_run(out_dir / "run.json", run)
     seed_everything(seed)
     net = ACD.from_config(model_cfg)
+    if init is not None: warm_start(net, init)  # a resumed run then replaces these weights by its own
+    if out_dir is not None and distributed_env()[0] == 0: write_or_check_run(out_dir / "run.json", run)
     history = fit(net, (x, data.train["edges"]), (data.valid["x"], data.valid["edges"]), train_cfg, out_dir)
     if out_dir is not None and (out_dir / "best.pt").exists():
         net.load_state_dict(load_checkpoint(out_dir / "best.pt")["model"])
@@ -334,9 +385,10 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
 
 def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, noise: float = 0.0,
                     sim: dict | None = None, model: dict | None = None, train: dict | None = None,
-                    threads: int | None = None) -> dict:
-    """Train ACD on the `preset`'s simulated `system` dataset (built or found in the cache) with `train_dataset`.
+                    threads: int | None = None, init=None) -> dict:
+    """Train ACD on the `preset`'s simulated `system` dataset with `train_dataset`
 
+    The dataset is built or found in the cache.
     `sim` overrides fields of `SimConfig`; see `train_dataset` for the rest."""
     p = get_preset(preset, system) if isinstance(preset, str) else preset
     data_cfg = DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=seed, noise_sigma=noise)
@@ -345,4 +397,4 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
         _start_distributed(get_device({**(train or {})}.get("device", "auto")))
         if rank == 0: load_dataset(data_cfg)
         dist.barrier()
-    return train_dataset(load_dataset(data_cfg), p, out_dir, seed, model, train, threads)
+    return train_dataset(load_dataset(data_cfg), p, out_dir, seed, model, train, threads, init=init)

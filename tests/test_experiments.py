@@ -98,7 +98,11 @@ def test_exp_noise_levels(tmp_path):
     res = run_experiment("exp_noise", tmp_path, sigma=[0, 0.1], systems=["springs"], methods=["enc+tta"])
     p = res["parameters"]
     assert (p["sigma"], p["sigma_one_seed"], p["systems"], p["relative_sigma"]) == ([0.0, 0.1], [], ["springs"], True)
-    runs = {r["sigma"]: r for r in res["runs"]}
+    reported = res["reported_protocol"]  # σ > 0: warm-started from the σ = 0 model; the first seed also from scratch
+    runs = {r["sigma"]: r for r in res["runs"] if r["protocol"] == reported[f"{r['sigma']:g}"]}
+    assert reported == {"0": "scratch", "0.1": "warm"}
+    assert [r["protocol"] for r in res["runs"] if r["sigma"] == 0.1] == ["warm", "scratch"]
+    assert res["transfer"]["springs"]["0.1"]["n"] == 1  # the σ = 0 model on σ = 0.1 test data
     std = res["data_std"]["springs"]  # springs' normalised data: about 0.31, half the paper's 0.6
     assert 0.2 < std < 0.45
     # paper units: sigma 0.1 adds noise of std 0.1 * std / 0.6, and that is what the dataset was built with

@@ -1,7 +1,8 @@
 """Train an experiment notebook's models in parallel processes; the notebook's full run then only evaluates them.
 
 An experiment notebook trains its models one after another in its training cell (the first code cell that
-calls `fit`, `train_simulated` or `train_dataset`), each in a run folder under `out_dir` that a later run reuses when its budget is spent. This
+calls `fit`, `train_simulated` or `train_dataset`), each in a run folder under `out_dir` that a later run
+reuses when its budget is spent. This
 tool runs the notebook's code cells, with the given parameters, up to and including that cell, once per job
 and one process per job, each job with one value of every `--split` parameter (e.g. one seed and one method).
 The run folders so fill side by side; then `--execute DEST` (or `make reports`, or papermill) runs the
