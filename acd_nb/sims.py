@@ -20,16 +20,38 @@ import torch
 __all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'SimConfig', 'random_graphs', 'simulate',
            'add_observation_noise', 'plot_graph', 'plot_sample']
 
-# %% ../nbs/01_sims.ipynb #dcebd831
+# %% ../nbs/01_sims.ipynb #7bf23305
 SYSTEMS = ("springs", "kuramoto")                 # the physics datasets of the paper
 GRANGER_SYSTEMS = ("lorenz96", "var")             # the neural Granger baselines' benchmarks
 N_FEATURES = {"springs": 4, "kuramoto": 4, "lorenz96": 1, "var": 1}
 _OWN_FIELDS = {"lorenz96": ("forcing", "lorenz_dt", "lorenz_substeps", "lorenz_burn_in", "lorenz_noise"),
                "var": ("var_lag", "var_sparsity", "var_coef", "var_noise", "var_burn_in")}
 
+# %% ../nbs/01_sims.ipynb #4a1011f8
+def _check_numbers(cfg: SimConfig):
+    "Raise `ValueError` for a numeric field of `cfg` out of its range"
+    positive = dict(spring_dt=cfg.spring_dt, spring_every=cfg.spring_every, box_size=cfg.box_size,
+                    kuramoto_dt=cfg.kuramoto_dt, kuramoto_every=cfg.kuramoto_every, lorenz_dt=cfg.lorenz_dt,
+                    lorenz_substeps=cfg.lorenz_substeps, var_lag=cfg.var_lag, var_coef=cfg.var_coef)
+    if cfg.max_force is not None: positive["max_force"] = cfg.max_force
+    for name, value in positive.items():
+        if not value > 0: raise ValueError(f"{name} must be > 0, got {value}")
+    non_negative = dict(spring_k=cfg.spring_k, coupling=cfg.coupling, lorenz_burn_in=cfg.lorenz_burn_in,
+                        lorenz_noise=cfg.lorenz_noise, var_noise=cfg.var_noise, var_burn_in=cfg.var_burn_in)
+    for name, value in non_negative.items():
+        if not value >= 0: raise ValueError(f"{name} must be >= 0, got {value}")
+    if not cfg.omega_low < cfg.omega_high:
+        raise ValueError(f"need omega_low < omega_high, got {cfg.omega_low}, {cfg.omega_high}")
+    if cfg.system == "lorenz96" and cfg.n_total < 4:
+        raise ValueError(f"Lorenz-96 needs at least 4 series (each is driven by i-2, i-1, i+1), got {cfg.n_total}")
+    if cfg.system == "var" and not 2 <= int(cfg.var_sparsity * cfg.n_total) <= cfg.n_total:
+        raise ValueError(f"var_sparsity * series = {cfg.var_sparsity} * {cfg.n_total} must give "
+                         f"2..{cfg.n_total} parents per series (itself and at least one other)")
+
+# %% ../nbs/01_sims.ipynb #daa94432
 @dataclass(frozen=True)
 class SimConfig:
-    "What to simulate; validated on construction. See the table above for the fields."
+    "What to simulate, validated on construction; the table above lists the fields"
     system: str = "springs"
     n_nodes: int = 5
     n_steps: int = 49
@@ -53,13 +75,15 @@ class SimConfig:
     kuramoto_dt: float = 0.01
     kuramoto_every: int = 10
     compat_window: int = 100           # paper_compat: kept points the reference normalises over
-    # lorenz96 (NGC and eSRU papers): forcing F, sampling interval, RK4 steps per interval, discarded kept points, noise std
+    # lorenz96 (NGC and eSRU papers): forcing F, sampling interval, RK4 steps per interval, discarded kept points,
+    # observation noise std
     forcing: float = 10.0
     lorenz_dt: float = 0.1
     lorenz_substeps: int = 10
     lorenz_burn_in: int = 1000
     lorenz_noise: float = 0.1
-    # var (NGC paper): lag order, share of parents per series counting itself, coefficient before shrinking, innovation std
+    # var (NGC paper): lag order, share of parents per series counting itself, coefficient before shrinking,
+    # innovation std
     var_lag: int = 3
     var_sparsity: float = 0.2
     var_coef: float = 1.0
@@ -76,30 +100,18 @@ class SimConfig:
         if self.uninfluenced_influencer and self.n_unobserved == 0:
             raise ValueError("uninfluenced_influencer needs a hidden node: set n_unobserved >= 1")
         if self.uninfluenced_influencer and self.system in GRANGER_SYSTEMS:
-            raise ValueError(f"uninfluenced_influencer rewires drawn graphs; {self.system!r} has no such graph (use springs or kuramoto)")
+            raise ValueError(f"uninfluenced_influencer rewires drawn graphs; {self.system!r} has no such graph "
+                             "(use springs or kuramoto)")
         if self.temperature_alpha is not None:
             if self.system != "springs": raise ValueError("temperature_alpha is only defined for system='springs'")
-            if not self.temperature_alpha > 0: raise ValueError(f"temperature_alpha must be > 0, got {self.temperature_alpha}")
+            if not self.temperature_alpha > 0:
+                raise ValueError(f"temperature_alpha must be > 0, got {self.temperature_alpha}")
         if self.paper_compat:
             if self.system != "kuramoto": raise ValueError("paper_compat only applies to system='kuramoto'")
             if self.n_steps > self.compat_window:
-                raise ValueError(f"paper_compat normalises over compat_window={self.compat_window} points; n_steps={self.n_steps} exceeds it")
-        positive = dict(spring_dt=self.spring_dt, spring_every=self.spring_every, box_size=self.box_size,
-                        kuramoto_dt=self.kuramoto_dt, kuramoto_every=self.kuramoto_every, lorenz_dt=self.lorenz_dt,
-                        lorenz_substeps=self.lorenz_substeps, var_lag=self.var_lag, var_coef=self.var_coef)
-        if self.max_force is not None: positive["max_force"] = self.max_force
-        for name, value in positive.items():
-            if not value > 0: raise ValueError(f"{name} must be > 0, got {value}")
-        non_negative = dict(spring_k=self.spring_k, coupling=self.coupling, lorenz_burn_in=self.lorenz_burn_in,
-                            lorenz_noise=self.lorenz_noise, var_noise=self.var_noise, var_burn_in=self.var_burn_in)
-        for name, value in non_negative.items():
-            if not value >= 0: raise ValueError(f"{name} must be >= 0, got {value}")
-        if not self.omega_low < self.omega_high: raise ValueError(f"need omega_low < omega_high, got {self.omega_low}, {self.omega_high}")
-        if self.system == "lorenz96" and self.n_total < 4:
-            raise ValueError(f"Lorenz-96 needs at least 4 series (each is driven by i-2, i-1, i+1), got {self.n_total}")
-        if self.system == "var" and not 2 <= int(self.var_sparsity * self.n_total) <= self.n_total:
-            raise ValueError(f"var_sparsity * series = {self.var_sparsity} * {self.n_total} must give 2..{self.n_total} parents "
-                             "per series (itself and at least one other)")
+                raise ValueError(f"paper_compat normalises over compat_window={self.compat_window} points; "
+                                 f"n_steps={self.n_steps} exceeds it")
+        _check_numbers(self)
 
     @property
     def n_total(self) -> int:
@@ -115,7 +127,9 @@ class SimConfig:
 RNG_BLOCK = 1000
 
 def _block_draws(n_samples: int, seed: int, draw) -> list[np.ndarray]:
-    "Run `draw(rngs, RNG_BLOCK) -> tuple of (RNG_BLOCK, ...) arrays` per block of samples; concatenate and cut to `n_samples`."
+    """Run `draw(rngs, RNG_BLOCK)` per block of samples; concatenate and cut to `n_samples`
+
+    `draw` returns a tuple of `(RNG_BLOCK, ...)` arrays."""
     if seed < 0: raise ValueError(f"seed must be >= 0, got {seed}")
     n_blocks = -(-n_samples // RNG_BLOCK)
     blocks = []
@@ -125,20 +139,24 @@ def _block_draws(n_samples: int, seed: int, draw) -> list[np.ndarray]:
     return [np.concatenate(parts)[:n_samples] for parts in zip(*blocks)]
 
 def random_graphs(rng: np.random.Generator, n_samples: int, n_nodes: int, edge_prob: float) -> np.ndarray:
-    "Directed graphs `(n_samples, n_nodes, n_nodes)` int8: each ordered pair i != j is an edge i -> j with probability `edge_prob`."
+    """Directed graphs `(n_samples, n_nodes, n_nodes)` int8
+
+    Each ordered pair i != j is an edge i -> j with probability `edge_prob`."""
     edges = (rng.random((n_samples, n_nodes, n_nodes)) < edge_prob).astype(np.int8)
     edges[:, np.arange(n_nodes), np.arange(n_nodes)] = 0
     return edges
 
-# %% ../nbs/01_sims.ipynb #41958f10
+# %% ../nbs/01_sims.ipynb #afbda3a0
 def _springs_rollout(edges: np.ndarray, loc: np.ndarray, vel: np.ndarray, k: np.ndarray, cfg: SimConfig) -> np.ndarray:
-    "Integrate springs. edges `(B, M, M)`, loc/vel `(B, M, 2)`, k `(B,)` -> `(B, M, n_steps, 4)` float64 (x, y, vx, vy)."
+    """Integrate springs: edges `(B, M, M)`, loc/vel `(B, M, 2)`, k `(B,)` -> `(B, M, n_steps, 4)` float64
+
+    The features are (x, y, vx, vy)."""
     n, batch = edges.shape[1], edges.shape[0]
     box, dt = cfg.box_size, cfg.spring_dt
     # The state is (M, 2, B), batch last, and u = dt * v, so a step is `x += u; u += dt^2 F(x)`: every
     # numpy call below is one long in-place loop over samples. The weights dt^2 k e_ij are expanded to
     # (M, 2, B) because numpy broadcasts fast over leading axes only.
-    weight = (edges.astype(np.float64) * (k * dt * dt)[:, None, None]).transpose(1, 2, 0)  # (sender i, receiver j, B)
+    weight = (edges.astype(np.float64) * (k * dt * dt)[:, None, None]).transpose(1, 2, 0)  # (sender, receiver, B)
     expand = lambda w: np.ascontiguousarray(np.broadcast_to(w[:, None, :], (n, 2, batch)))
     minus_in = expand(-weight.sum(0))
     send = [expand(weight[i]) for i in range(n)]
@@ -170,6 +188,7 @@ def _springs_rollout(edges: np.ndarray, loc: np.ndarray, vel: np.ndarray, k: np.
         kick()
     return out.transpose(3, 0, 2, 1)
 
+# %% ../nbs/01_sims.ipynb #e8f853bc
 def _springs_draw(cfg: SimConfig):
     "Per-block draw for springs: graphs, start positions and velocities, spring constants."
     m = cfg.n_total
@@ -184,14 +203,16 @@ def _springs_draw(cfg: SimConfig):
         return edges, loc, vel, k
     return draw
 
-# %% ../nbs/01_sims.ipynb #f5a07763
+# %% ../nbs/01_sims.ipynb #d5c11092
 def _sincos(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     "sin and cos of a float64 array; torch's vectorised kernels are about 4x faster than numpy's here."
     t = torch.from_numpy(phi)
     return torch.sin(t).numpy(), torch.cos(t).numpy()
 
 def _kuramoto_rhs(coupling: np.ndarray, omega: np.ndarray):
-    "`rhs(phi, out)` writing dphi/dt for phases `(M, B)` into `out`; `coupling[j, i]` `(M, M, B)` is the strength of j -> i."
+    """`rhs(phi, out)` writing dphi/dt for phases `(M, B)` into `out`
+
+    `coupling[j, i]` `(M, M, B)` is the strength of j -> i."""
     drive_sin, drive_cos, term = np.empty_like(omega), np.empty_like(omega), np.empty_like(omega)
 
     def rhs(phi, out):
@@ -213,6 +234,7 @@ def _minmax(a: np.ndarray) -> np.ndarray:
     span = np.where(hi > lo, hi - lo, 1.0)
     return np.where(hi > lo, (a - lo) * 2 / span - 1, 0.0)
 
+# %% ../nbs/01_sims.ipynb #76146c7c
 def _kuramoto_rollout(edges: np.ndarray, phi0: np.ndarray, omega: np.ndarray, cfg: SimConfig) -> np.ndarray:
     "Integrate Kuramoto with RK4. edges `(B, M, M)`, phi0/omega `(B, M)` -> features `(B, M, n_steps, 4)` float64."
     h, every = cfg.kuramoto_dt, cfg.kuramoto_every
@@ -248,6 +270,7 @@ def _kuramoto_rollout(edges: np.ndarray, phi0: np.ndarray, omega: np.ndarray, cf
     feats = np.stack([rate, np.sin(phi_t), phase, np.broadcast_to(scaled_omega[..., None], phi_t.shape)], -1)
     return feats[:, :, :cfg.n_steps]
 
+# %% ../nbs/01_sims.ipynb #a862f07e
 def _kuramoto_draw(cfg: SimConfig):
     "Per-block draw for Kuramoto: graphs, start phases, natural frequencies."
     m = cfg.n_total
@@ -259,7 +282,7 @@ def _kuramoto_draw(cfg: SimConfig):
         return edges, phi0, omega
     return draw
 
-# %% ../nbs/01_sims.ipynb #fb53c0fa
+# %% ../nbs/01_sims.ipynb #a658b5a9
 def _lorenz96_draw(cfg: SimConfig):
     "Per-block draw for Lorenz-96: the fixed ring graph, start states, observation noise."
     m = cfg.n_total
@@ -278,7 +301,9 @@ def _lorenz96_rhs(x: np.ndarray, forcing: float) -> np.ndarray:
     return (np.roll(x, -1, 0) - np.roll(x, 2, 0)) * np.roll(x, 1, 0) - x + forcing
 
 def _lorenz96_rollout(edges: np.ndarray, x0: np.ndarray, noise: np.ndarray, cfg: SimConfig) -> np.ndarray:
-    "RK4-integrate Lorenz-96 from `x0` `(B, M)`; keep `n_steps` points after the burn-in, add `lorenz_noise * noise` -> `(B, M, n_steps, 1)`."
+    """RK4-integrate Lorenz-96 from `x0` `(B, M)` -> `(B, M, n_steps, 1)`
+
+    Keeps `n_steps` points after the burn-in and adds `lorenz_noise * noise`."""
     h, f = cfg.lorenz_dt / cfg.lorenz_substeps, cfg.forcing
     x = x0.T.copy()
     kept = np.empty((cfg.n_steps,) + x.shape)
@@ -290,6 +315,7 @@ def _lorenz96_rollout(edges: np.ndarray, x0: np.ndarray, noise: np.ndarray, cfg:
         if step >= cfg.lorenz_burn_in: kept[step - cfg.lorenz_burn_in] = x
     return (kept.transpose(2, 1, 0) + cfg.lorenz_noise * noise)[..., None]
 
+# %% ../nbs/01_sims.ipynb #bd158489
 def _var_draw(cfg: SimConfig):
     "Per-block draw for the sparse VAR: graphs with a fixed number of parents per series, innovations."
     m, lag = cfg.n_total, cfg.var_lag
@@ -304,7 +330,9 @@ def _var_draw(cfg: SimConfig):
     return draw
 
 def _stable_var_coefficients(edges: np.ndarray, cfg: SimConfig) -> np.ndarray:
-    "Coefficients `(B, effect, cause)` of every lag: `var_coef` on the parents and the diagonal, shrunk by 5% steps until stable."
+    """Coefficients `(B, effect, cause)` of every lag
+
+    `var_coef` on the parents and the diagonal, shrunk by 5% steps until the companion radius is <= 0.97."""
     m, lag = edges.shape[1], cfg.var_lag
     a = cfg.var_coef * (edges + np.eye(m, dtype=np.int8)).transpose(0, 2, 1).astype(np.float64)
     companion = np.zeros((len(a), m * lag, m * lag))
@@ -318,12 +346,15 @@ def _stable_var_coefficients(edges: np.ndarray, cfg: SimConfig) -> np.ndarray:
     return a
 
 def _var_rollout(edges: np.ndarray, innovations: np.ndarray, cfg: SimConfig) -> np.ndarray:
-    "Run the VAR for all samples at once: edges `(B, M, M)`, innovations `(B, lag + burn-in + n_steps, M)` -> `(B, M, n_steps, 1)`."
+    """Run the VAR for all samples at once -> `(B, M, n_steps, 1)`
+
+    edges `(B, M, M)`, innovations `(B, lag + burn-in + n_steps, M)`."""
     a, lag = _stable_var_coefficients(edges, cfg), cfg.var_lag
     eps = cfg.var_noise * innovations.astype(np.float64)
     x = np.empty_like(eps)
     x[:, :lag] = eps[:, :lag]
-    for t in range(lag, x.shape[1]):    # every lag has the same coefficients: one product with the sum of the last `lag` states
+    # every lag has the same coefficients: one product with the sum of the last `lag` states
+    for t in range(lag, x.shape[1]):
         x[:, t] = np.einsum("bec,bc->be", a, x[:, t - lag:t].sum(1)) + eps[:, t]
     return x[:, -cfg.n_steps:].transpose(0, 2, 1)[..., None]
 
@@ -356,21 +387,25 @@ def simulate(cfg: SimConfig, n_samples: int, seed: int, chunk_size: int = 2048) 
 
 # %% ../nbs/01_sims.ipynb #3e71b1d2
 def add_observation_noise(x, sigma: float, rng: np.random.Generator | int):
-    "`x` (numpy array or tensor, any shape) plus N(0, sigma^2) noise drawn from `rng` (a Generator or a seed); same type and dtype."
+    """`x` (numpy array or tensor, any shape) plus N(0, sigma^2) noise drawn from `rng`
+
+    `rng` is a Generator or a seed; the result has `x`'s type and dtype."""
     if not sigma >= 0: raise ValueError(f"sigma must be >= 0, got {sigma}")
     rng = np.random.default_rng(rng) if isinstance(rng, (int, np.integer)) else rng
     noise = sigma * rng.standard_normal(tuple(x.shape))
     if isinstance(x, torch.Tensor): return x + torch.as_tensor(noise, dtype=x.dtype, device=x.device)
     return (x + noise).astype(x.dtype)
 
-# %% ../nbs/01_sims.ipynb #fc61c5ca
+# %% ../nbs/01_sims.ipynb #b93accbe
 def _to_array(a) -> np.ndarray:
     "float64 numpy copy of an array or tensor."
     if isinstance(a, torch.Tensor): a = a.detach().cpu().numpy()
     return np.asarray(a, dtype=np.float64)
 
 def plot_graph(edges, ax=None, node_colors=None, title: str | None = None, labels=None):
-    """Draw `(nodes, nodes)` edge values in [0, 1] (`[i, j]`: i -> j) as arrows between nodes on a circle; return the axes.
+    """Draw `(nodes, nodes)` edge values in [0, 1] (`[i, j]`: i -> j) as arrows between nodes on a circle
+
+    Returns the axes.
 
     `labels`: one name per node, written beside it outside the circle."""
     edges = _to_array(edges)
@@ -391,17 +426,20 @@ def plot_graph(edges, ax=None, node_colors=None, title: str | None = None, label
     ax.scatter(pos[:, 0], pos[:, 1], s=350, c=colors, zorder=3, edgecolors="k")
     for i in range(n): ax.text(*pos[i], str(i), ha="center", va="center", zorder=4, color="w", weight="bold")
     for (c, s), name in zip(pos, labels if labels is not None else []):
-        ax.text(1.3 * c, 1.3 * s, str(name), fontsize=9, clip_on=False, ha="left" if c > 0.3 else "right" if c < -0.3 else "center",
+        ax.text(1.3 * c, 1.3 * s, str(name), fontsize=9, clip_on=False,
+                ha="left" if c > 0.3 else "right" if c < -0.3 else "center",
                 va="bottom" if s > 0.3 else "top" if s < -0.3 else "center")
     ax.set_xlim(-1.35, 1.35); ax.set_ylim(-1.35, 1.35); ax.set_aspect("equal"); ax.axis("off")
     if title: ax.set_title(title)
     return ax
 
+# %% ../nbs/01_sims.ipynb #ceed9be1
 def plot_sample(x, edges, system: str = "springs", feature: int = 1, axes=None, title: str | None = None):
     "Plot one sample `x` `(nodes, time, features)` and its graph `edges` `(nodes, nodes)`; return the figure."
     x = _to_array(x)
     if x.ndim != 3: raise ValueError(f"x must be one sample of shape (nodes, time, features), got {x.shape}")
-    if system not in SYSTEMS + GRANGER_SYSTEMS: raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS + GRANGER_SYSTEMS}")
+    if system not in SYSTEMS + GRANGER_SYSTEMS:
+        raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS + GRANGER_SYSTEMS}")
     if not 0 <= feature < x.shape[-1]: raise ValueError(f"feature {feature} out of range for {x.shape[-1]} feature(s)")
     if tuple(np.shape(edges)) != (x.shape[0],) * 2:
         raise ValueError(f"edges must have shape ({x.shape[0]}, {x.shape[0]}) to match x, got {tuple(np.shape(edges))}")
