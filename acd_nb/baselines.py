@@ -444,11 +444,11 @@ class LambdaPathBaseline(Baseline):
 class NeuralGranger(LambdaPathBaseline):
     """Neural Granger Causality: component-wise MLPs with a group lasso on the inputs, along a λ path
 
-    Fitted by proximal Adam or GISTA; scored from the path (see `score`)."""
+    Fitted by GISTA (default, the authors' optimiser) or proximal Adam; scored from the path (see `score`)."""
     name = "ngc"
 
     def __init__(self, lambdas=NGC_LAMBDAS_KURAMOTO, n_lags: int = 5, hidden: int = 10, lr: float = 0.01,
-                 n_iter: int = 1000, seed: int = 0, ridge: float = 1e-2, optimizer: str = "adam",
+                 n_iter: int = 1000, seed: int = 0, ridge: float = 1e-2, optimizer: str = "gista",
                  score: str = "norm", tie_break: bool = True, tol: float = 1e-6):
         _check_lambdas(lambdas)
         if n_lags < 1 or hidden < 1 or n_iter < 1: raise ValueError("n_lags, hidden and n_iter must be >= 1")
