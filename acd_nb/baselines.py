@@ -429,7 +429,14 @@ class LambdaPathBaseline(Baseline):
         """Group norms `(lambdas, effects, causes)` after fitting every λ to one sample `(nodes, time, features)`
 
         The raw material of both scores and of `lambda_path_auroc`."""
-        return self._path(_as_sample(x, self.min_steps)).numpy()
+        return self._checked_path(_as_sample(x, self.min_steps)).numpy()
+
+    def _checked_path(self, x: np.ndarray) -> torch.Tensor:
+        norms = self._path(x)
+        if not torch.isfinite(norms).all():
+            bad = [self.lambdas[k] for k in torch.nonzero(~torch.isfinite(norms).all(2).all(1)).ravel().tolist()]
+            raise ValueError(f"{self.name} training diverged (non-finite weights) at λ = {bad}; lower lr")
+        return norms
 
     def scores_from_path(self, norms) -> np.ndarray:
         "Edge scores `(causes, effects)` from `fit_path`'s norms, by `score` ('norm' or 'path')"
@@ -438,7 +445,7 @@ class LambdaPathBaseline(Baseline):
 
     def _path(self, x: np.ndarray) -> torch.Tensor: raise NotImplementedError
 
-    def _score(self, x): return self.scores_from_path(self._path(x).numpy())
+    def _score(self, x): return self.scores_from_path(self._checked_path(x).numpy())
 
 # %% ../nbs/30_baselines.ipynb #db9ac404
 class NeuralGranger(LambdaPathBaseline):
