@@ -31,8 +31,9 @@ from .train import load_checkpoint, save_checkpoint
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
            'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
-           'derive_velocities', 'Derivation', 'derivation', 'prepare_series', 'model_for_features', 'simulate_test_set',
-           'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
+           'derive_velocities', 'Derivation', 'derivation', 'prepare_series', 'model_for_features', 'order_features',
+           'simulate_test_set', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
+           'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -297,6 +298,21 @@ def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple
                                       f"{name!r} "
                                              f"({', '.join(card['feature_names'])}) instead of {loaded.name!r}"]
     return loaded, []
+
+# %% ../nbs/41_pretrained.ipynb #0653bcce
+def order_features(loaded: LoadedModel, x: np.ndarray, feature_names: list[str] | None,
+                   name: str = "input") -> tuple[np.ndarray, list[str]]:
+    "`x (B, N, T, D)` with its named features put in `loaded`'s order, and a note if they moved"
+    if feature_names is None: return x, []
+    reads = list(loaded.feature_names)
+    expected = reads[:len(feature_names)] if derivation(reads, len(feature_names)) else reads
+    if len(feature_names) != len(expected): return x, []  # a count the model does not read: prepare_series says so
+    if sorted(feature_names) != sorted(expected):
+        raise ValueError(f"{name}: feature names {', '.join(feature_names)} are not those model {loaded.name!r} reads "
+                         f"({', '.join(expected)}); name the columns <series>.<feature> with these")
+    if list(feature_names) == expected: return x, []
+    order = [list(feature_names).index(f) for f in expected]
+    return x[..., order], [f"{name}: features reordered from {', '.join(feature_names)} to {', '.join(expected)}"]
 
 # %% ../nbs/41_pretrained.ipynb #ace92e26
 def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: int = 1) -> dict[str, np.ndarray]:

@@ -118,6 +118,13 @@ def test_infer_springs_positions_from_a_csv_with_the_shipped_model(tmp_path, cap
     probs = np.stack([pd.read_csv(tmp_path / "o" / f"track_{k}_edges.csv", index_col=0).to_numpy() for k in range(8)])
     assert list(pd.read_csv(tmp_path / "o" / "track_0_edges.csv", index_col=0).index) == [f"p{i}" for i in range(1, 6)]
     assert edge_auroc(probs, sim["edges"]) > 0.9
+    for k, sample in enumerate(sim["x"]):  # the same positions, y before x: read by name, not by position
+        pd.DataFrame({f"p{i + 1}.{axis}": sample[i, :, a] for i in range(5) for a, axis in reversed(list(enumerate("xy")))}
+                     ).to_csv(tmp_path / f"track_{k}.csv", index=False)
+    assert main(["infer", "--pretrained", "springs", "--input", str(tmp_path), "--out", str(tmp_path / "o2"), "--no-figures"]) == 0
+    assert "features reordered from y, x to x, y" in capsys.readouterr().out
+    swapped = np.stack([pd.read_csv(tmp_path / "o2" / f"track_{k}_edges.csv", index_col=0).to_numpy() for k in range(8)])
+    np.testing.assert_allclose(swapped, probs, atol=1e-6)
 
 
 def test_infer_kuramoto_from_a_csv_of_sin_phi_with_the_shipped_model(tmp_path, capsys):
@@ -209,6 +216,8 @@ BAD = {  # case -> (argv from the work folder and a temp folder, words the one-l
     "bad features": (lambda w, t: ["simulate", "kuramoto", "--out", str(t / "d"), "--features", "sin"], "comma-separated integers"),
     "out is a file": (lambda w, t: _infer(w, t, named_csv(w, t / "ok.csv"))[:-1] + [str(_file(t / "taken", "x"))],
                       "exists and is not a folder"),
+    "out under a file": (lambda w, t: _infer(w, t, named_csv(w, t / "ok.csv"))[:-1] + [str(_file(t / "taken", "x") / "sub")],
+                         "cannot be created: "),  # refused before loading the model's input or inferring anything
     "force on a user folder": (lambda w, t: ["simulate", "springs", "--out", str(_file(t / "mine" / "thesis.txt", "x").parent),
                                              "--force"], "was not written by acd"),
     "dataset without description": (lambda w, t: ["train", "--data", str(_stripped_dataset(w, t)), "--preset", "ci",
