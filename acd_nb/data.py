@@ -26,8 +26,8 @@ from .core import Preset, atomic_path, check_series, data_dir, get_preset, netsi
 from .sims import SimConfig, add_observation_noise, simulate
 
 # %% auto #0
-__all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
-           'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
+__all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'feature_stats', 'DatasetConfig', 'build_dataset',
+           'DatasetSplits', 'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -93,6 +93,16 @@ class Normalizer:
 
     @classmethod
     def from_dict(cls, d: dict) -> Normalizer: return cls(groups=d["groups"], mins=d["mins"], maxs=d["maxs"])
+
+# %% ../nbs/02_data.ipynb #5bf4ac4d
+def feature_stats(x, quantile: float = 0.005) -> dict:
+    "Per-feature statistics of scaled data `(B, N, T, D)`, as JSON-ready lists"
+    x = np.asarray(x, dtype=np.float64)
+    sample_mean, sample_std = x.mean((1, 2)), x.std((1, 2))  # (B, D)
+    centre, spread = sample_mean.mean(0), sample_mean.std(0)
+    return {"n_samples": len(x), "mean": x.mean((0, 1, 2)).tolist(), "std": x.std((0, 1, 2)).tolist(),
+            "sample_mean": [(centre - 4 * spread).tolist(), (centre + 4 * spread).tolist()],
+            "sample_std": np.quantile(sample_std, [quantile, 1 - quantile], axis=0).tolist()}
 
 # %% ../nbs/02_data.ipynb #d075965e
 SPLITS = ("train", "valid", "test")

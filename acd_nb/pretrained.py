@@ -22,7 +22,7 @@ import numpy as np
 
 import acd_nb
 from .core import atomic_folder, check_series, to_json_safe
-from .data import Normalizer
+from .data import Normalizer, feature_stats
 from .metrics import format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, simulate
@@ -332,31 +332,33 @@ def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: i
     return {"x": x, "edges": out["edges"], "raw_x": raw_x}
 
 # %% ../nbs/41_pretrained.ipynb #4260db31
-def training_feature_stats(loaded: LoadedModel, n_samples: int = 100, seed: int = 12345) -> dict | None:
-    """Per-feature `mean` and `std` `(D,)` of scaled fresh samples of the model's simulator
+def training_feature_stats(loaded: LoadedModel, n_samples: int = 200, seed: int = 12345) -> dict | None:
+    """`acd_nb.data.feature_stats` of the model's scaled training data
 
-    None if the model was not trained on one."""
+    Stored with the model (its `run.json` or card); for older models computed from `n_samples` fresh samples of its
+    simulator. None if there are neither."""
+    stored = loaded.info["meta"].get("feature_stats")
+    if stored is not None: return stored
     if "sim" not in (loaded.info.get("data") or {}): return None
-    x = simulate_test_set(loaded, n_samples, seed)["x"]
-    return {"mean": x.mean((0, 1, 2)), "std": x.std((0, 1, 2))}
+    return feature_stats(simulate_test_set(loaded, n_samples, seed)["x"])
 
 def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: dict | None = None) -> list[str]:
     """Warnings for features of scaled input `(B, N, T, D)` unlike the training data
 
-    Those whose mean or spread is far from the training data's."""
+    A feature warns when its mean lies beyond the range of single training samples' means, or its spread beyond
+    1.5 times the range of their spreads."""
     stats = training_feature_stats(loaded) if stats is None else stats
     if stats is None: return []
     notes = []
     mean, std = scaled.mean((0, 1, 2)), scaled.std((0, 1, 2))
+    (mean_lo, mean_hi), (std_lo, std_hi) = np.asarray(stats["sample_mean"]), np.asarray(stats["sample_std"])
     for f, feature in enumerate(loaded.feature_names):
-        ref_mean, ref_std = float(stats["mean"][f]), max(float(stats["std"][f]), 1e-6)
-        shift, ratio = abs(float(mean[f]) - ref_mean) / ref_std, float(std[f]) / ref_std
-        if shift > 1.5 or not 1 / 3 <= ratio <= 3:
-            notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training "
-                         "data "
-                         f"(scaled mean {float(mean[f]):.2f} vs {ref_mean:.2f}, spread {float(std[f]):.2f} vs "
-                         f"{ref_std:.2f}): "
-                         "was it computed and scaled the same way?")
+        if mean_lo[f] <= mean[f] <= mean_hi[f] and std_lo[f] / 1.5 <= std[f] <= std_hi[f] * 1.5:
+            continue
+        notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training data "
+                     f"(scaled mean {float(mean[f]):.2f}, single training samples {mean_lo[f]:.2f} to {mean_hi[f]:.2f}; "
+                     f"spread {float(std[f]):.2f}, training samples {std_lo[f]:.2f} to {std_hi[f]:.2f}): "
+                     "was it computed and scaled the same way?")
     return notes
 
 # %% ../nbs/41_pretrained.ipynb #86237f40
@@ -469,7 +471,9 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
             "data": run.get("data"),
             "features": loaded.info["features"], "feature_names": loaded.feature_names,
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(), "train": run.get("train"),
-            "training": _training_summary(run_dir, loaded), **(card_extra or {})}
+            "training": _training_summary(run_dir, loaded),
+            "feature_stats": run.get("feature_stats") or feature_stats(simulate_test_set(loaded, 1000)["x"]),
+            **(card_extra or {})}
     dest = Path(dest) if dest is not None else pretrained_dir()
     target = dest / name
     if target.exists() and not overwrite: raise FileExistsError(f"{target} exists; pass overwrite=True to replace it")

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
-from .data import DatasetConfig, epoch_batches, load_dataset
+from .data import DatasetConfig, epoch_batches, feature_stats, load_dataset
 from .metrics import edge_auroc
 from .model import ACD, ACDConfig
 from .sims import SimConfig
@@ -377,7 +377,8 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
                              "prediction_steps": p.prediction_steps, **SYSTEM_MODEL.get(system, {}), **(model or {})})
     train_cfg = TrainConfig.from_preset(p, seed=seed, **(train or {}))
     run = {"system": system, "preset": p.name, "data": data.config, "data_path": str(Path(data.path).resolve()),
-           "features": None, "normalizer": data.normalizer.to_dict(), **(run_info or {}),
+           "features": None, "normalizer": data.normalizer.to_dict(), "feature_stats": feature_stats(x),
+           **(run_info or {}),
            **({"init": str(Path(init).resolve())} if init is not None else {}),
            "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
     out_dir = Path(out_dir) if out_dir is not None else None
