@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -301,15 +302,17 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     out = Path(out_dir)
     check_can_write(out)
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
-    series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
+    with warnings.catch_warnings(record=True) as caught:  # e.g. a dropped index column: told with the notes
+        warnings.simplefilter("always")
+        series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
     label = Path(series.sources[0]).name if len(series.x) == 1 else f"the {len(series.x)} input samples"
     loaded, notes = model_for_features(loaded, series.x.shape[-1])
     x, ordered = order_features(loaded, series.x, series.feature_names, name=label)
     x, prepared = prepare_series(loaded, x, name=label)
-    notes += ordered + prepared
+    notes += [f"warning: {w.message}" for w in caught] + ordered + prepared
     notes += distribution_notes(loaded, x, name=label)
     for note in notes:
-        if verbose: print(f"note: {note}")
+        if verbose: print(note if note.startswith("warning: ") else f"note: {note}")
     probs = infer(loaded.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress).numpy()
     out.mkdir(parents=True, exist_ok=True)
     names, samples = series.names, []

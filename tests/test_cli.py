@@ -1,6 +1,7 @@
 "The `acd` command as a user runs it: simulate -> train -> infer / evaluate, and one-line errors (exit 2) for bad input."
 import argparse
 import json
+import warnings
 import os
 import shutil
 import subprocess
@@ -89,6 +90,19 @@ def test_infer_many_series_without_figures_and_as_heat_map(work, tmp_path):
     assert (tmp_path / "o2" / "wide_graph.png").stat().st_size > 10_000
 
 
+def test_infer_tells_a_dropped_index_column_with_its_notes(work, tmp_path, capsys):
+    "A CSV written with pandas' index: the index column is dropped, and acd says so among its notes."
+    table = pd.read_csv(named_csv(work, tmp_path / "plain.csv"))
+    table.to_csv(tmp_path / "indexed.csv")  # index=True: an unnamed first column 0, 1, 2, ...
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing escapes as a raw Python warning
+        assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "indexed.csv"),
+                     "--out", str(tmp_path / "o"), "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: " in out and "dropped the unnamed first column" in out
+    assert list(pd.read_csv(tmp_path / "o" / "indexed_edges.csv", index_col=0).columns) == list(table.columns)
+
+
 def test_infer_warns_when_input_is_prepared_another_way(tmp_path, capsys):
     "The paper's reference Kuramoto layout fed to the shipped Kuramoto model: a warning names the rate feature."
     from acd_nb.sims import SimConfig, simulate
@@ -97,7 +111,7 @@ def test_infer_warns_when_input_is_prepared_another_way(tmp_path, capsys):
     assert main(["infer", "--pretrained", "kuramoto", "--input", str(tmp_path / "reference_layout.npz"),
                  "--out", str(tmp_path / "o"), "--no-figures"]) == 0
     out = capsys.readouterr().out
-    assert "warning: feature 'dphi_dt'" in out and "sin_phi'" not in out
+    assert "warning: feature 'dphi_dt'" in out and "sin_phi'" not in out and "note: warning" not in out
     ours = simulate(SimConfig(system="kuramoto", n_steps=99), 2, seed=3)["x"]
     np.savez(tmp_path / "our_layout.npz", x=ours)
     assert main(["infer", "--pretrained", "kuramoto", "--input", str(tmp_path / "our_layout.npz"),
