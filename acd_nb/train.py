@@ -56,6 +56,8 @@ class TrainConfig:
         for name in ("epochs", "batch_size", "lr_decay_every"):
             if getattr(self, name) < 1: raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.lr > 0: raise ValueError(f"lr must be positive, got {self.lr}")
+        if self.minutes is not None and not self.minutes > 0:
+            raise ValueError(f"minutes must be positive (or None: no time limit), got {self.minutes}")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
