@@ -10,9 +10,11 @@ Docs: https://acd-nb.github.io/acd_nb/commands.html.md"""
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,15 +25,15 @@ from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_js
 from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model,
-                               model_for_features,
-                               pretrained_path, prepare_series, simulate_test_set)
+                               model_for_features, order_features, pretrained_path, prepare_series,
+                               simulate_test_set)
 from .reports import PAPER
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
 __all__ = ['WRITTEN_BY_ACD', 'GRAPH_DRAWING_MAX_NODES', 'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data',
-           'evaluate_run', 'check_out_folder', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'infer_files',
-           'run_demo']
+           'evaluate_run', 'mark_written', 'foreign_files', 'check_can_write', 'check_out_folder', 'simulate_dataset',
+           'train_on_folder', 'plot_edge_probs', 'infer_files', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -149,12 +151,33 @@ def _export_samples(folder: Path, test: dict, norm: Normalizer, n: int):
                                                                           index_label="cause \\ effect")
 
 # %% ../nbs/40_commands.ipynb #2ec24a01
-WRITTEN_BY_ACD = ".written-by-acd"  # marker file in every folder `acd` writes whole: only those may be replaced
+WRITTEN_BY_ACD = ".written-by-acd"  # marker in every folder `acd` writes whole, listing the files it wrote
+
+def mark_written(folder: Path, command: str):
+    "Write `folder`'s marker: the files acd wrote there, the only ones `--force` may delete"
+    files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
+    (folder / WRITTEN_BY_ACD).write_text(f"written by `acd {command}`; `--force` may replace this folder if it holds "
+                                         "only these files:\n" + "".join(f"{f}\n" for f in files))
+
+def foreign_files(folder: Path) -> list[str]:
+    "Files in `folder` that its marker does not list (all of them without a marker)"
+    marker = folder / WRITTEN_BY_ACD
+    written = set(marker.read_text().splitlines()[1:]) if marker.is_file() else set()
+    return sorted(str(f.relative_to(folder)) for f in folder.rglob("*")
+                  if f.is_file() and f != marker and str(f.relative_to(folder)) not in written)
+
+def check_can_write(out: Path):
+    "Refuse `--out` before any work if it is a file or cannot be created as a folder"
+    if out.exists() and not out.is_dir(): raise FileExistsError(f"--out {out} exists and is not a folder")
+    existing = next(p for p in [out.absolute(), *out.absolute().parents] if p.exists())
+    if not existing.is_dir(): raise NotADirectoryError(f"--out {out} cannot be created: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"--out {out} cannot be created: {existing} is not writable")
 
 def check_out_folder(out: Path, force: bool = False):
     """Refuse `out` if it is a file, or a non-empty folder acd did not write
 
-    A folder acd wrote is replaced only with `force`; never `.`, home or `/`."""
+    A folder acd wrote is replaced only with `force`, only while it holds nothing else; never `.`, home or `/`."""
     if out.exists() and not out.is_dir(): raise FileExistsError(f"{out} exists and is not a folder")
     if not (out.is_dir() and any(out.iterdir())): return
     if not force: raise FileExistsError(f"{out} is not empty; pass --force to replace it")
@@ -164,6 +187,11 @@ def check_out_folder(out: Path, force: bool = False):
     if not (out / WRITTEN_BY_ACD).exists():
         raise FileExistsError(f"{out} was not written by acd (it has no {WRITTEN_BY_ACD} file): --force replaces only "
                               "acd's own folders; remove it yourself or choose another --out")
+    foreign = foreign_files(out)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise FileExistsError(f"{out} holds files acd did not write ({shown}): --force would delete them; "
+                              "move them or choose another --out")
 
 # %% ../nbs/40_commands.ipynb #52807eac
 def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, noise: float = 0.0, n_nodes: int = 5,
@@ -197,8 +225,8 @@ def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, no
         meta = {"config": cfg.to_dict(), "key": cfg.key(), "system": system, "features": features,
                 "feature_names": [FEATURE_NAMES[system][f] for f in features]}
         (tmp / "config.json").write_text(json.dumps(meta, indent=1))
-        (tmp / WRITTEN_BY_ACD).write_text("written by `acd simulate`; `--force` may replace this folder\n")
         if export: _export_samples(tmp, {"x": data.test["x"][..., features], "edges": data.test["edges"]}, norm, export)
+        mark_written(tmp, "simulate")
     return out
 
 # %% ../nbs/40_commands.ipynb #a6163f7b
@@ -272,16 +300,19 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     import matplotlib.pyplot as plt
     from acd_nb.infer import infer
     out = Path(out_dir)
-    if out.exists() and not out.is_dir(): raise FileExistsError(f"--out {out} exists and is not a folder")
+    check_can_write(out)
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
-    series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
+    with warnings.catch_warnings(record=True) as caught:  # e.g. a dropped index column: told with the notes
+        warnings.simplefilter("always")
+        series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
     label = Path(series.sources[0]).name if len(series.x) == 1 else f"the {len(series.x)} input samples"
     loaded, notes = model_for_features(loaded, series.x.shape[-1])
-    x, prepared = prepare_series(loaded, series.x, name=label)
-    notes += prepared
+    x, ordered = order_features(loaded, series.x, series.feature_names, name=label)
+    x, prepared = prepare_series(loaded, x, name=label)
+    notes += [f"warning: {w.message}" for w in caught] + ordered + prepared
     notes += distribution_notes(loaded, x, name=label)
     for note in notes:
-        if verbose: print(f"note: {note}")
+        if verbose: print(note if note.startswith("warning: ") else f"note: {note}")
     probs = infer(loaded.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress).numpy()
     out.mkdir(parents=True, exist_ok=True)
     names, samples = series.names, []

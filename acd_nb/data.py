@@ -26,8 +26,8 @@ from .core import Preset, atomic_path, check_series, data_dir, get_preset, netsi
 from .sims import SimConfig, add_observation_noise, simulate
 
 # %% auto #0
-__all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
-           'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
+__all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'feature_stats', 'DatasetConfig', 'build_dataset',
+           'DatasetSplits', 'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -93,6 +93,16 @@ class Normalizer:
 
     @classmethod
     def from_dict(cls, d: dict) -> Normalizer: return cls(groups=d["groups"], mins=d["mins"], maxs=d["maxs"])
+
+# %% ../nbs/02_data.ipynb #5bf4ac4d
+def feature_stats(x, quantile: float = 0.005) -> dict:
+    "Per-feature statistics of scaled data `(B, N, T, D)`, as JSON-ready lists"
+    x = np.asarray(x, dtype=np.float64)
+    sample_mean, sample_std = x.mean((1, 2)), x.std((1, 2))  # (B, D)
+    centre, spread = sample_mean.mean(0), sample_mean.std(0)
+    return {"n_samples": len(x), "mean": x.mean((0, 1, 2)).tolist(), "std": x.std((0, 1, 2)).tolist(),
+            "sample_mean": [(centre - 4 * spread).tolist(), (centre + 4 * spread).tolist()],
+            "sample_std": np.quantile(sample_std, [quantile, 1 - quantile], axis=0).tolist()}
 
 # %% ../nbs/02_data.ipynb #d075965e
 SPLITS = ("train", "valid", "test")
@@ -273,10 +283,11 @@ def load_netsim(folder: str | Path | None = None, subjects=range(NETSIM_SUBJECTS
 class UserSeries:
     """Users' data in canonical form: `x` `(B, N, T, D)` float32, names and sources
 
-    One name per series, one source label per sample."""
+    One name per series, one source label per sample; feature names where the columns gave them."""
     x: np.ndarray
     names: list[str]
     sources: list[str]
+    feature_names: list[str] | None = None  # from CSV columns `<series>.<feature>`
 
 # %% ../nbs/02_data.ipynb #0025b022
 def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
@@ -302,8 +313,8 @@ def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
         return None
     return series, features
 
-def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> tuple[np.ndarray, list[str]]:
-    """Table, one row per time step -> array and series names
+def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> tuple[np.ndarray, list[str], list | None]:
+    """Table, one row per time step -> array, series names and feature names (None without `<series>.<feature>`)
 
     One column per series (or per `<series>.<feature>`) gives `(nodes, time)` (or `(1, nodes, time, features)`)."""
     if df.empty or df.shape[1] == 0: raise ValueError(f"{source} is empty")
@@ -318,11 +329,11 @@ def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> t
     if bad: raise ValueError(f"{source}: column(s) {bad} are not numeric")
     by_name = {str(c): c for c in df.columns}
     grid = _feature_grid(list(by_name))
-    if grid is None: return df.to_numpy(dtype=np.float64).T, list(by_name)
+    if grid is None: return df.to_numpy(dtype=np.float64).T, list(by_name), None
     series, features = grid
     columns = [by_name[f"{s}.{f}"] for s in series for f in features]
     values = df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features))
-    return values.transpose(1, 0, 2)[None], series
+    return values.transpose(1, 0, 2)[None], series, features
 
 # %% ../nbs/02_data.ipynb #f6676550
 def _csv_table(path: Path) -> pd.DataFrame:
@@ -361,14 +372,14 @@ def _load_numpy(path: Path) -> tuple[np.ndarray, list[str] | None]:
         names = [str(n) for n in z["names"]] if "names" in z.files else None
     return a, names
 
-def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[str] | None]:
-    "One file -> `(B, N, T, D)` array and names (None if the file has none)"
+def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[str] | None, list[str] | None]:
+    "One file -> `(B, N, T, D)` array, series names and feature names (None where the file has none)"
     if not path.exists(): raise FileNotFoundError(f"series file {path} not found")
     if path.stat().st_size == 0: raise ValueError(f"{path} is empty")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        a, names = _table_to_array(_csv_table(path), str(path), time_column)
-        return _array_to_canonical(a, str(path)), names
+        a, names, features = _table_to_array(_csv_table(path), str(path), time_column)
+        return _array_to_canonical(a, str(path)), names, features
     if suffix in (".npy", ".npz"):
         try: a, names = _load_numpy(path)
         except (zipfile.BadZipFile, EOFError, OSError) as e:
@@ -376,7 +387,7 @@ def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[st
         except ValueError as e:
             if str(e).startswith(str(path)): raise
             raise ValueError(f"{path}: cannot load its array ({e})") from None
-        return _array_to_canonical(a, str(path)), names
+        return _array_to_canonical(a, str(path)), names, None
     raise ValueError(f"{path}: unsupported file type {suffix!r}; use .csv, .npy or .npz")
 
 # %% ../nbs/02_data.ipynb #4c27f105
@@ -393,18 +404,18 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
         folder = Path(items[0])
         items = sorted(p for p in folder.iterdir() if p.suffix.lower() in SERIES_FILES and p.is_file())
         if not items: raise FileNotFoundError(f"folder {folder} holds no {', '.join(SERIES_FILES)} files")
-    arrays, found_names, sources = [], None, []
+    arrays, found_names, found_features, sources = [], None, None, []
     for k, item in enumerate(items):
         if isinstance(item, pd.DataFrame):
-            a, item_names = _table_to_array(item, f"DataFrame {k}", time_column)
+            a, item_names, item_features = _table_to_array(item, f"DataFrame {k}", time_column)
             a, label = _array_to_canonical(a, f"DataFrame {k}"), f"DataFrame {k}"
         elif isinstance(item, (str, Path)):
-            a, item_names = _read_file(Path(item), time_column)
+            a, item_names, item_features = _read_file(Path(item), time_column)
             label = str(item)
         elif isinstance(item, (np.ndarray, torch.Tensor)):
             a = _array_to_canonical(np.asarray(item.detach().cpu() if isinstance(item, torch.Tensor) else item),
                                     f"array {k}")
-            item_names, label = None, f"array {k}"
+            item_names, item_features, label = None, None, f"array {k}"
         else:
             raise ValueError(f"item {k}: unsupported type {type(item).__name__}; give arrays, DataFrames or file paths")
         if not np.isfinite(a).all(): raise ValueError(f"{label} contains NaN or infinite values")
@@ -418,10 +429,13 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
                 raise ValueError(f"series names differ: {label} has {item_names}, but earlier samples have "
                                  f"{found_names}")
             found_names = item_names
+        if k and item_features != found_features:
+            raise ValueError(f"feature names differ: {label} has {item_features}, but earlier samples have {found_features}")
+        found_features = item_features
         arrays.append(a)
         sources += [label] if len(a) == 1 else [f"{label}[{s}]" for s in range(len(a))]
     x = np.concatenate(arrays).astype(np.float32)
     check_series(x, "data", min_steps=min_steps)
     names = [str(n) for n in (names or found_names or [f"x{i}" for i in range(x.shape[1])])]
     if len(names) != x.shape[1]: raise ValueError(f"{len(names)} names given for {x.shape[1]} series")
-    return UserSeries(x, names, sources)
+    return UserSeries(x, names, sources, found_features)

@@ -22,7 +22,7 @@ import numpy as np
 
 import acd_nb
 from .core import atomic_folder, check_series, to_json_safe
-from .data import Normalizer
+from .data import Normalizer, feature_stats
 from .metrics import format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, simulate
@@ -31,8 +31,9 @@ from .train import load_checkpoint, save_checkpoint
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
            'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
-           'derive_velocities', 'Derivation', 'derivation', 'prepare_series', 'model_for_features', 'simulate_test_set',
-           'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
+           'derive_velocities', 'Derivation', 'derivation', 'prepare_series', 'model_for_features', 'order_features',
+           'simulate_test_set', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
+           'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -298,6 +299,21 @@ def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple
                                              f"({', '.join(card['feature_names'])}) instead of {loaded.name!r}"]
     return loaded, []
 
+# %% ../nbs/41_pretrained.ipynb #0653bcce
+def order_features(loaded: LoadedModel, x: np.ndarray, feature_names: list[str] | None,
+                   name: str = "input") -> tuple[np.ndarray, list[str]]:
+    "`x (B, N, T, D)` with its named features put in `loaded`'s order, and a note if they moved"
+    if feature_names is None: return x, []
+    reads = list(loaded.feature_names)
+    expected = reads[:len(feature_names)] if derivation(reads, len(feature_names)) else reads
+    if len(feature_names) != len(expected): return x, []  # a count the model does not read: prepare_series says so
+    if sorted(feature_names) != sorted(expected):
+        raise ValueError(f"{name}: feature names {', '.join(feature_names)} are not those model {loaded.name!r} reads "
+                         f"({', '.join(expected)}); name the columns <series>.<feature> with these")
+    if list(feature_names) == expected: return x, []
+    order = [list(feature_names).index(f) for f in expected]
+    return x[..., order], [f"{name}: features reordered from {', '.join(feature_names)} to {', '.join(expected)}"]
+
 # %% ../nbs/41_pretrained.ipynb #ace92e26
 def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: int = 1) -> dict[str, np.ndarray]:
     """Fresh test data scaled like the training data: `x`, `edges`, `raw_x`
@@ -316,31 +332,33 @@ def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: i
     return {"x": x, "edges": out["edges"], "raw_x": raw_x}
 
 # %% ../nbs/41_pretrained.ipynb #4260db31
-def training_feature_stats(loaded: LoadedModel, n_samples: int = 100, seed: int = 12345) -> dict | None:
-    """Per-feature `mean` and `std` `(D,)` of scaled fresh samples of the model's simulator
+def training_feature_stats(loaded: LoadedModel, n_samples: int = 200, seed: int = 12345) -> dict | None:
+    """`acd_nb.data.feature_stats` of the model's scaled training data
 
-    None if the model was not trained on one."""
+    Stored with the model (its `run.json` or card); for older models computed from `n_samples` fresh samples of its
+    simulator. None if there are neither."""
+    stored = loaded.info["meta"].get("feature_stats")
+    if stored is not None: return stored
     if "sim" not in (loaded.info.get("data") or {}): return None
-    x = simulate_test_set(loaded, n_samples, seed)["x"]
-    return {"mean": x.mean((0, 1, 2)), "std": x.std((0, 1, 2))}
+    return feature_stats(simulate_test_set(loaded, n_samples, seed)["x"])
 
 def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: dict | None = None) -> list[str]:
     """Warnings for features of scaled input `(B, N, T, D)` unlike the training data
 
-    Those whose mean or spread is far from the training data's."""
+    A feature warns when its mean lies beyond the range of single training samples' means, or its spread beyond
+    1.5 times the range of their spreads."""
     stats = training_feature_stats(loaded) if stats is None else stats
     if stats is None: return []
     notes = []
     mean, std = scaled.mean((0, 1, 2)), scaled.std((0, 1, 2))
+    (mean_lo, mean_hi), (std_lo, std_hi) = np.asarray(stats["sample_mean"]), np.asarray(stats["sample_std"])
     for f, feature in enumerate(loaded.feature_names):
-        ref_mean, ref_std = float(stats["mean"][f]), max(float(stats["std"][f]), 1e-6)
-        shift, ratio = abs(float(mean[f]) - ref_mean) / ref_std, float(std[f]) / ref_std
-        if shift > 1.5 or not 1 / 3 <= ratio <= 3:
-            notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training "
-                         "data "
-                         f"(scaled mean {float(mean[f]):.2f} vs {ref_mean:.2f}, spread {float(std[f]):.2f} vs "
-                         f"{ref_std:.2f}): "
-                         "was it computed and scaled the same way?")
+        if mean_lo[f] <= mean[f] <= mean_hi[f] and std_lo[f] / 1.5 <= std[f] <= std_hi[f] * 1.5:
+            continue
+        notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training data "
+                     f"(scaled mean {float(mean[f]):.2f}, single training samples {mean_lo[f]:.2f} to {mean_hi[f]:.2f}; "
+                     f"spread {float(std[f]):.2f}, training samples {std_lo[f]:.2f} to {std_hi[f]:.2f}): "
+                     "was it computed and scaled the same way?")
     return notes
 
 # %% ../nbs/41_pretrained.ipynb #86237f40
@@ -453,7 +471,9 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
             "data": run.get("data"),
             "features": loaded.info["features"], "feature_names": loaded.feature_names,
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(), "train": run.get("train"),
-            "training": _training_summary(run_dir, loaded), **(card_extra or {})}
+            "training": _training_summary(run_dir, loaded),
+            "feature_stats": run.get("feature_stats") or feature_stats(simulate_test_set(loaded, 1000)["x"]),
+            **(card_extra or {})}
     dest = Path(dest) if dest is not None else pretrained_dir()
     target = dest / name
     if target.exists() and not overwrite: raise FileExistsError(f"{target} exists; pass overwrite=True to replace it")

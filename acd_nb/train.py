@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
-from .data import DatasetConfig, epoch_batches, load_dataset
+from .data import DatasetConfig, epoch_batches, feature_stats, load_dataset
 from .metrics import edge_auroc
 from .model import ACD, ACDConfig
 from .sims import SimConfig
@@ -34,7 +34,7 @@ from .sims import SimConfig
 # %% auto #0
 __all__ = ['SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors', 'save_checkpoint',
            'load_checkpoint', 'evaluate_loss', 'compile_encoder', 'distributed_env', 'fit', 'write_or_check_run',
-           'warm_start', 'train_dataset', 'train_simulated']
+           'warm_start', 'discard_unstarted_run', 'train_dataset', 'train_simulated']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 @dataclass
@@ -56,6 +56,8 @@ class TrainConfig:
         for name in ("epochs", "batch_size", "lr_decay_every"):
             if getattr(self, name) < 1: raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.lr > 0: raise ValueError(f"lr must be positive, got {self.lr}")
+        if self.minutes is not None and not self.minutes > 0:
+            raise ValueError(f"minutes must be positive (or None: no time limit), got {self.minutes}")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -353,6 +355,13 @@ def warm_start(model, checkpoint):
         raise ValueError(f"{checkpoint} holds a model with another config; a warm start needs the same one")
     model.load_state_dict(ckpt["model"])
 
+# %% ../nbs/14_train.ipynb #10c73cd0
+def discard_unstarted_run(out_dir: Path):
+    "Remove the `run.json` of a run that failed before its first checkpoint (and its folder, if then empty)"
+    if (out_dir / "last.pt").exists(): return  # it started: resumable
+    (out_dir / "run.json").unlink(missing_ok=True)
+    if out_dir.is_dir() and not any(out_dir.iterdir()): out_dir.rmdir()
+
 # %% ../nbs/14_train.ipynb #bb1edd21
 def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, model: dict | None = None,
                   train: dict | None = None, threads: int | None = None, run_info: dict | None = None,
@@ -370,15 +379,20 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
                              "prediction_steps": p.prediction_steps, **SYSTEM_MODEL.get(system, {}), **(model or {})})
     train_cfg = TrainConfig.from_preset(p, seed=seed, **(train or {}))
     run = {"system": system, "preset": p.name, "data": data.config, "data_path": str(Path(data.path).resolve()),
-           "features": None, "normalizer": data.normalizer.to_dict(), **(run_info or {}),
+           "features": None, "normalizer": data.normalizer.to_dict(), "feature_stats": feature_stats(x),
+           **(run_info or {}),
            **({"init": str(Path(init).resolve())} if init is not None else {}),
            "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
     out_dir = Path(out_dir) if out_dir is not None else None
     seed_everything(seed)
     net = ACD.from_config(model_cfg)
     if init is not None: warm_start(net, init)  # a resumed run then replaces these weights by its own
+    fresh = out_dir is not None and not (out_dir / "run.json").exists()
     if out_dir is not None and distributed_env()[0] == 0: write_or_check_run(out_dir / "run.json", run)
-    history = fit(net, (x, data.train["edges"]), (data.valid["x"], data.valid["edges"]), train_cfg, out_dir)
+    try: history = fit(net, (x, data.train["edges"]), (data.valid["x"], data.valid["edges"]), train_cfg, out_dir)
+    except BaseException:
+        if fresh: discard_unstarted_run(out_dir)
+        raise
     if out_dir is not None and (out_dir / "best.pt").exists():
         net.load_state_dict(load_checkpoint(out_dir / "best.pt")["model"])
     return {"model": net, "history": history, "data": data, "run": run}

@@ -1,6 +1,7 @@
 "The `acd` command as a user runs it: simulate -> train -> infer / evaluate, and one-line errors (exit 2) for bad input."
 import argparse
 import json
+import warnings
 import os
 import shutil
 import subprocess
@@ -89,6 +90,19 @@ def test_infer_many_series_without_figures_and_as_heat_map(work, tmp_path):
     assert (tmp_path / "o2" / "wide_graph.png").stat().st_size > 10_000
 
 
+def test_infer_tells_a_dropped_index_column_with_its_notes(work, tmp_path, capsys):
+    "A CSV written with pandas' index: the index column is dropped, and acd says so among its notes."
+    table = pd.read_csv(named_csv(work, tmp_path / "plain.csv"))
+    table.to_csv(tmp_path / "indexed.csv")  # index=True: an unnamed first column 0, 1, 2, ...
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing escapes as a raw Python warning
+        assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "indexed.csv"),
+                     "--out", str(tmp_path / "o"), "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: " in out and "dropped the unnamed first column" in out
+    assert list(pd.read_csv(tmp_path / "o" / "indexed_edges.csv", index_col=0).columns) == list(table.columns)
+
+
 def test_infer_warns_when_input_is_prepared_another_way(tmp_path, capsys):
     "The paper's reference Kuramoto layout fed to the shipped Kuramoto model: a warning names the rate feature."
     from acd_nb.sims import SimConfig, simulate
@@ -97,7 +111,7 @@ def test_infer_warns_when_input_is_prepared_another_way(tmp_path, capsys):
     assert main(["infer", "--pretrained", "kuramoto", "--input", str(tmp_path / "reference_layout.npz"),
                  "--out", str(tmp_path / "o"), "--no-figures"]) == 0
     out = capsys.readouterr().out
-    assert "warning: feature 'dphi_dt'" in out and "sin_phi'" not in out
+    assert "warning: feature 'dphi_dt'" in out and "sin_phi'" not in out and "note: warning" not in out
     ours = simulate(SimConfig(system="kuramoto", n_steps=99), 2, seed=3)["x"]
     np.savez(tmp_path / "our_layout.npz", x=ours)
     assert main(["infer", "--pretrained", "kuramoto", "--input", str(tmp_path / "our_layout.npz"),
@@ -118,6 +132,13 @@ def test_infer_springs_positions_from_a_csv_with_the_shipped_model(tmp_path, cap
     probs = np.stack([pd.read_csv(tmp_path / "o" / f"track_{k}_edges.csv", index_col=0).to_numpy() for k in range(8)])
     assert list(pd.read_csv(tmp_path / "o" / "track_0_edges.csv", index_col=0).index) == [f"p{i}" for i in range(1, 6)]
     assert edge_auroc(probs, sim["edges"]) > 0.9
+    for k, sample in enumerate(sim["x"]):  # the same positions, y before x: read by name, not by position
+        pd.DataFrame({f"p{i + 1}.{axis}": sample[i, :, a] for i in range(5) for a, axis in reversed(list(enumerate("xy")))}
+                     ).to_csv(tmp_path / f"track_{k}.csv", index=False)
+    assert main(["infer", "--pretrained", "springs", "--input", str(tmp_path), "--out", str(tmp_path / "o2"), "--no-figures"]) == 0
+    assert "features reordered from y, x to x, y" in capsys.readouterr().out
+    swapped = np.stack([pd.read_csv(tmp_path / "o2" / f"track_{k}_edges.csv", index_col=0).to_numpy() for k in range(8)])
+    np.testing.assert_allclose(swapped, probs, atol=1e-6)
 
 
 def test_infer_kuramoto_from_a_csv_of_sin_phi_with_the_shipped_model(tmp_path, capsys):
@@ -209,6 +230,8 @@ BAD = {  # case -> (argv from the work folder and a temp folder, words the one-l
     "bad features": (lambda w, t: ["simulate", "kuramoto", "--out", str(t / "d"), "--features", "sin"], "comma-separated integers"),
     "out is a file": (lambda w, t: _infer(w, t, named_csv(w, t / "ok.csv"))[:-1] + [str(_file(t / "taken", "x"))],
                       "exists and is not a folder"),
+    "out under a file": (lambda w, t: _infer(w, t, named_csv(w, t / "ok.csv"))[:-1] + [str(_file(t / "taken", "x") / "sub")],
+                         "cannot be created: "),  # refused before loading the model's input or inferring anything
     "force on a user folder": (lambda w, t: ["simulate", "springs", "--out", str(_file(t / "mine" / "thesis.txt", "x").parent),
                                              "--force"], "was not written by acd"),
     "dataset without description": (lambda w, t: ["train", "--data", str(_stripped_dataset(w, t)), "--preset", "ci",

@@ -116,18 +116,21 @@ def test_module_docstring_links_resolve(site):
         assert page.is_file() and page.stat().st_size > 500, f"acd_nb.{module} links to {page.name}, which the site lacks"
 
 
+# Debian's chromium (.ci/run installs it), or the Chrome that GitHub's Ubuntu runners carry
+BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+
+
 def screenshot(page, png, tmp_path):
     "Render a page with headless Chromium to a PNG; returns it as a grey-level array."
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+    subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
                     "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1280,1600",
                     "--virtual-time-budget=5000", f"--screenshot={png}", page.as_uri()],
                    check=True, timeout=120, capture_output=True)
     return np.asarray(Image.open(png).convert("L"), dtype=float)
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
-                    reason="headless Chromium not installed (Debian: apt-get install -y chromium; .ci/run installs it)")
+@pytest.mark.skipif(BROWSER is None,
+                    reason="no headless Chromium or Chrome (Debian: apt-get install -y chromium; .ci/run installs it)")
 @pytest.mark.parametrize("name", ["index", "exp_particles"])
 def test_chromium_renders_page_not_blank(site, name, tmp_path):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -139,15 +142,14 @@ def test_chromium_renders_page_not_blank(site, name, tmp_path):
     assert (grey > 250).mean() < 0.99, f"{png}: all white"
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
-                    reason="headless Chromium not installed (Debian: apt-get install -y chromium; .ci/run installs it)")
+@pytest.mark.skipif(BROWSER is None,
+                    reason="no headless Chromium or Chrome (Debian: apt-get install -y chromium; .ci/run installs it)")
 def test_math_is_typeset_offline(site, tmp_path):
     "The model page's ELBO and tau are typeset by the MathJax copied into the site: no raw `$$` left, nothing fetched."
     assert (site / "assets" / "mathjax" / "MathJax.js").exists()
     page = (site / "13_model.html").read_text()
     assert not re.search(r"https?://[^\"']*mathjax", page, re.I) and 'src="assets/mathjax/MathJax.js' in page
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+    dom = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                           f"--user-data-dir={tmp_path / 'chromium-profile'}", "--virtual-time-budget=15000", "--dump-dom",
                           (site / "13_model.html").as_uri()], check=True, timeout=120, capture_output=True, text=True).stdout
     assert len(re.findall(r'class="MathJax', dom)) > 10, "MathJax did not typeset the page"

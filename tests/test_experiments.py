@@ -103,7 +103,7 @@ def test_exp_noise_levels(tmp_path):
     assert reported == {"0": "scratch", "0.1": "warm"}
     assert [r["protocol"] for r in res["runs"] if r["sigma"] == 0.1] == ["warm", "scratch"]
     assert res["transfer"]["springs"]["0.1"]["n"] == 1  # the σ = 0 model on σ = 0.1 test data
-    std = res["data_std"]["springs"]  # springs' normalised data: about 0.31, half the paper's 0.6
+    std = res["data_std"]["springs"]["0"]  # seed 0; springs' normalised data: about 0.31, half the paper's 0.6
     assert 0.2 < std < 0.45
     # paper units: sigma 0.1 adds noise of std 0.1 * std / 0.6, and that is what the dataset was built with
     assert runs[0.0]["data_noise_sigma"] == 0.0

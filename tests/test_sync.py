@@ -30,3 +30,10 @@ def test_package_docstring_lists_every_module():
     init = (ROOT / "acd_nb" / "__init__.py").read_text()
     public = sorted(p.stem for p in (ROOT / "acd_nb").glob("[a-z]*.py"))
     assert [m for m in public if f"`acd_nb.{m}`" not in init] == []
+
+
+def test_license_file_matches_pyproject():
+    "pyproject declares Apache-2.0; the LICENSE file at the root is that license's text."
+    assert 'license = "Apache-2.0"' in (ROOT / "pyproject.toml").read_text()
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0" in text
