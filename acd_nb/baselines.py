@@ -15,21 +15,26 @@ import time
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from scipy.special import digamma
+from sklearn.metrics import roc_auc_score
 from tqdm.auto import tqdm
 
 from .core import check_series
 from .metrics import edge_auroc
 
 # %% auto #0
-__all__ = ['NGC_LAMBDAS_KURAMOTO', 'NGC_LAMBDAS_NETSIM', 'ESRU_LAMBDAS_KURAMOTO', 'ESRU_ALPHAS', 'BASELINES',
-           'OPTIONAL_BASELINES', 'simulate_var', 'Baseline', 'LinearGranger', 'MutualInformation', 'TransferEntropy',
-           'path_scores', 'NeuralGranger', 'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline', 'score_baselines']
+__all__ = ['NGC_LAMBDAS_KURAMOTO', 'NGC_LAMBDAS_NETSIM', 'NGC_LAMBDAS_LORENZ', 'ESRU_LAMBDAS_KURAMOTO', 'ESRU_ALPHAS',
+           'BASELINES', 'OPTIONAL_BASELINES', 'simulate_var', 'Baseline', 'LinearGranger', 'MutualInformation',
+           'TransferEntropy', 'path_scores', 'norm_scores', 'auroc_with_self', 'lambda_path_auroc',
+           'LambdaPathBaseline', 'NeuralGranger', 'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline', 'score_baselines']
 
-# %% ../nbs/30_baselines.ipynb #cc7995ad
+# %% ../nbs/30_baselines.ipynb #c979a3f7
 def simulate_var(n_nodes: int = 5, n_steps: int = 500, edge_prob: float = 0.3, weight: float = 0.5,
                  noise: float = 1.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    "Linear VAR(1) `x[:, t+1] = 0.5 x[:, t] + sum_i w_ij x_i[t] + noise` -> series `(nodes, time, 1)` and graph `(nodes, nodes)` (i causes j)."
+    """A linear VAR(1) test system: series `(nodes, time, 1)` and its graph `(nodes, nodes)` (i causes j)
+
+    `x[:, t+1] = 0.5 x[:, t] + sum_i w_ij x_i[t] + noise`, scaled down to stay stationary."""
     rng = np.random.default_rng(seed)
     edges = (rng.random((n_nodes, n_nodes)) < edge_prob).astype(np.int8)
     np.fill_diagonal(edges, 0)
@@ -40,37 +45,44 @@ def simulate_var(n_nodes: int = 5, n_steps: int = 500, edge_prob: float = 0.3, w
     for t in range(1, n_steps): x[t] = x[t - 1] @ coef + noise * rng.standard_normal(n_nodes)
     return x.T[:, :, None], edges
 
-# %% ../nbs/30_baselines.ipynb #8ccfe0bd
+# %% ../nbs/30_baselines.ipynb #7c5e8dc1
 def _as_sample(x, min_steps: int, name: str = "x") -> np.ndarray:
-    "Validate one sample `(nodes, time, features)`; return it standardised per series-feature over time, float64."
+    """One sample `(nodes, time, features)`, validated, float64, standardised per series-feature over time
+
+    A constant series-feature is left at 0."""
     if isinstance(x, torch.Tensor): x = x.detach().cpu().numpy()
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 3:
-        raise ValueError(f"{name} must be one sample of shape (nodes, time, features), got rank {x.ndim} shape {x.shape}; "
-                         "use score_batch for (samples, nodes, time, features)")
+        raise ValueError(f"{name} must be one sample of shape (nodes, time, features), got rank {x.ndim} shape "
+                         f"{x.shape}; use score_batch for (samples, nodes, time, features)")
     check_series(x[None], name, min_steps=min_steps)
     std = x.std(1, keepdims=True)
     return (x - x.mean(1, keepdims=True)) / np.where(std > 0, std, 1.0)
 
 class Baseline:
-    "Base class: subclasses implement `_score(x)` on a standardised `(nodes, time, features)` float64 array and set `min_steps`."
+    """Base class of the baselines
+
+    Subclasses set `min_steps` and implement `_score(x)` on a standardised `(nodes, time, features)` float64 array."""
     name = "baseline"
 
     @property
     def min_steps(self) -> int: return 3
 
-    def fit_score(self, x) -> np.ndarray:
-        "Edge scores `(nodes, nodes)`, `scores[i, j]` high when i causes j, zero diagonal, for one sample `(nodes, time, features)`."
+    def fit_score(self, x, self_edges: bool = False) -> np.ndarray:
+        """Edge scores `(nodes, nodes)` of one sample `(nodes, time, features)`; `[i, j]` high when i causes j
+
+        The diagonal is 0 unless `self_edges`."""
         x = _as_sample(x, self.min_steps)
         scores = np.asarray(self._score(x), dtype=np.float64)
-        np.fill_diagonal(scores, 0.0)
+        if not self_edges: np.fill_diagonal(scores, 0.0)
         return scores
 
-    def score_batch(self, xs, progress: bool = True) -> np.ndarray:
-        "Scores `(samples, nodes, nodes)` of a batch `(samples, nodes, time, features)`, one sample at a time."
+    def score_batch(self, xs, progress: bool = True, self_edges: bool = False) -> np.ndarray:
+        "Scores `(samples, nodes, nodes)` of a batch `(samples, nodes, time, features)`, one sample at a time"
         if isinstance(xs, torch.Tensor): xs = xs.detach().cpu().numpy()
         check_series(xs, "xs", min_steps=self.min_steps)
-        return np.stack([self.fit_score(x) for x in tqdm(xs, desc=self.name, disable=not progress, leave=False)])
+        bar = tqdm(xs, desc=self.name, disable=not progress, leave=False)
+        return np.stack([self.fit_score(x, self_edges) for x in bar])
 
     def _score(self, x: np.ndarray) -> np.ndarray: raise NotImplementedError
 
@@ -78,16 +90,20 @@ class Baseline:
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({args})"
 
-# %% ../nbs/30_baselines.ipynb #25160646
+# %% ../nbs/30_baselines.ipynb #1f8b2b18
 def _lagged_design(x: np.ndarray, p: int, start: int) -> tuple[np.ndarray, np.ndarray]:
-    "`(nodes, time, features)` -> design `(n, 1 + p*nodes*features)` of lags 1..p (columns ordered lag, node, feature) and targets `(n, nodes*features)`, rows t = start..T-1."
+    """Design `(n, 1 + p*nodes*features)` of lags 1..p and targets `(n, nodes*features)` of `x`
+
+    `x` is `(nodes, time, features)`. Columns are ordered (lag, node, feature) after the intercept;
+    rows are t = start..T-1."""
     n_nodes, n_steps, n_feats = x.shape
     xt = x.transpose(1, 0, 2).reshape(n_steps, n_nodes * n_feats)
     lags = [xt[start - l:n_steps - l] for l in range(1, p + 1)]
     return np.concatenate([np.ones((n_steps - start, 1))] + lags, 1), xt[start:]
 
+# %% ../nbs/30_baselines.ipynb #c9ed8bf0
 class LinearGranger(Baseline):
-    "Conditional linear Granger causality: F statistic of dropping cause i's lags from the full VAR(p) of effect j."
+    "Conditional linear Granger causality: F statistic of dropping cause i's lags from the full VAR(p) of effect j"
     name = "linear_granger"
 
     def __init__(self, max_lag: int = 2, lag: int | None = None, criterion: str = "bic"):
@@ -103,11 +119,12 @@ class LinearGranger(Baseline):
         n_nodes, n_steps, n_feats = x.shape
         n_rows, n_cols = n_steps - p, 1 + p * n_nodes * n_feats
         if n_rows <= n_cols + 1:
-            raise ValueError(f"too few time steps for a VAR({p}) of {n_nodes} series x {n_feats} features: {n_steps} steps give "
-                             f"{n_rows} regression rows but the full model has {n_cols} coefficients; lower max_lag/lag or use fewer features")
+            raise ValueError(f"too few time steps for a VAR({p}) of {n_nodes} series x {n_feats} features: {n_steps} "
+                             f"steps give {n_rows} regression rows but the full model has {n_cols} coefficients; "
+                             "lower max_lag/lag or use fewer features")
 
     def select_lag(self, x: np.ndarray) -> int:
-        "Lag order of the full VAR minimising AIC/BIC over 1..max_lag, fitted on the common rows t = max_lag..T-1."
+        "Lag order of the full VAR minimising AIC/BIC over 1..max_lag, fitted on the common rows t = max_lag..T-1"
         self._check_size(x, self.max_lag)
         best, best_ic = 1, math.inf
         for p in range(1, self.max_lag + 1):
@@ -133,19 +150,20 @@ class LinearGranger(Baseline):
         a = torch.from_numpy(design[:, keep].transpose(1, 0, 2))                            # (cause, n, k')
         b = torch.from_numpy(target).expand(n_nodes, -1, -1)
         coef = torch.linalg.lstsq(a, b, driver="gelsd").solution
-        rss_restricted = ((b - a @ coef) ** 2).numpy().reshape(n_nodes, n, n_nodes, n_feats).sum((1, 3))  # (cause, effect)
-        q = p * n_feats
+        rss_restricted = ((b - a @ coef) ** 2).numpy().reshape(n_nodes, n, n_nodes, n_feats).sum((1, 3))
+        q = p * n_feats                                                         # rss_restricted: (cause, effect)
         explained = rss_full > 1e-10 * n        # a constant (standardised to 0) effect has nothing to explain: score 0
-        return np.where(explained, (rss_restricted - rss_full) / q / np.where(explained, rss_full, 1.0) * (n - k), 0.0)
+        f_stat = (rss_restricted - rss_full) / q / np.where(explained, rss_full, 1.0) * (n - k)
+        return np.where(explained, f_stat, 0.0)
 
-# %% ../nbs/30_baselines.ipynb #915c6f47
+# %% ../nbs/30_baselines.ipynb #e9b63a86
 def _cheb_distances(a: torch.Tensor) -> torch.Tensor:
-    "Max-norm distances between time steps of each series: `(nodes, n, features)` -> `(nodes, n, n)`, self-distance +inf."
+    "Max-norm distances between time steps of each series: `(nodes, n, features)` -> `(nodes, n, n)`, self +inf"
     d = (a[:, :, None, :] - a[:, None, :, :]).abs().amax(-1)
     return d + torch.diag(torch.full((a.shape[1],), math.inf, dtype=a.dtype))
 
 def _count_within(dist: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
-    "Number of other points strictly closer than `radius`: dist `(..., n, n)`, radius `(..., n)` -> `(..., n)`."
+    "Number of other points strictly closer than `radius`: dist `(..., n, n)`, radius `(..., n)` -> `(..., n)`"
     return (dist < radius[..., None]).sum(-1)
 
 class _KSGBaseline(Baseline):
@@ -160,13 +178,16 @@ class _KSGBaseline(Baseline):
     def min_steps(self) -> int: return self.lag + self.k + 2
 
     def _distances(self, x: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        "Distances of the past `x^t` and the future `x^{t+lag}` of every series, each `(nodes, n, n)`."
+        "Distances of the past `x^t` and the future `x^{t+lag}` of every series, each `(nodes, n, n)`"
         rng = np.random.default_rng(self.seed)
         x = torch.from_numpy(x + 1e-8 * rng.standard_normal(x.shape))
         return _cheb_distances(x[:, :x.shape[1] - self.lag]), _cheb_distances(x[:, self.lag:])
 
+# %% ../nbs/30_baselines.ipynb #7f92e3a1
 class MutualInformation(_KSGBaseline):
-    "Lagged mutual information `I(x_i^t; x_j^{t+lag})` by the KSG estimator; `scores[i, j]` in nats. `lag=0`: contemporaneous, symmetric MI."
+    """Lagged mutual information `I(x_i^t; x_j^{t+lag})` by the KSG estimator, in nats
+
+    `lag=0`: the contemporaneous, symmetric MI."""
     name = "mi"
     min_lag = 0
 
@@ -180,8 +201,9 @@ class MutualInformation(_KSGBaseline):
         mean_psi = (torch.special.digamma(n_x + 1.0) + torch.special.digamma(n_y + 1.0)).mean(-1)
         return (digamma(self.k) + digamma(n) - mean_psi).numpy()
 
+# %% ../nbs/30_baselines.ipynb #a1f8ae09
 class TransferEntropy(_KSGBaseline):
-    "Transfer entropy `I(x_i^t; x_j^{t+lag} | x_j^t)` (history length 1) by the Frenzel-Pompe KSG estimator; in nats."
+    "Transfer entropy `I(x_i^t; x_j^{t+lag} | x_j^t)` (history 1) by the Frenzel-Pompe KSG estimator, in nats"
     name = "te"
 
     def _score(self, x):
@@ -195,15 +217,17 @@ class TransferEntropy(_KSGBaseline):
         psi = torch.special.digamma
         return (digamma(self.k) - (psi(n_xz + 1.0) + psi(n_yz + 1.0) - psi(n_z + 1.0)).mean(-1)).numpy()
 
-# %% ../nbs/30_baselines.ipynb #4159427c
+# %% ../nbs/30_baselines.ipynb #342bf6a9
 def _group_norms(w: torch.Tensor) -> torch.Tensor:
-    "Frobenius norm of each cause's block of first-layer weights `(lambdas, effects, hidden, causes, inputs)` -> `(lambdas, effects, causes)`."
+    "Norm of each cause's first-layer block: `(λ, effects, hidden, causes, inputs)` -> `(λ, effects, causes)`"
     return w.pow(2).sum((2, 4)).sqrt()
 
 @torch.no_grad()
 def _group_soft_threshold_(w: torch.Tensor, threshold: torch.Tensor):
-    "In place: shrink every cause's block of `w` (see `_group_norms`) by `threshold` `(lambdas,)` in norm; blocks below it become exactly 0."
-    scale = (1 - threshold[:, None, None] / _group_norms(w).clamp_min(1e-30)).clamp_min(0)
+    """In place: shrink every cause's block of `w` (see `_group_norms`) by `threshold` in norm
+
+    `threshold` broadcasts to `(lambdas, effects, causes)`; blocks below it become exactly 0."""
+    scale = (1 - threshold / _group_norms(w).clamp_min(1e-30)).clamp_min(0)
     w.mul_(scale[:, :, None, :, None])
 
 def _check_lambdas(lambdas) -> torch.Tensor:
@@ -213,42 +237,153 @@ def _check_lambdas(lambdas) -> torch.Tensor:
         raise ValueError(f"lambdas must be non-negative and strictly increasing, got {list(lambdas)}")
     return lam
 
-def path_scores(norms, lambdas) -> np.ndarray:
-    "Edge scores `(causes, effects)` from group norms `(lambdas, effects, causes)` along an increasing λ path: smallest λ zeroing the group, norm tie-break."
+def _check_score(score: str):
+    if score not in ("norm", "path"): raise ValueError(f"score must be 'norm' or 'path', got {score!r}")
+
+# %% ../nbs/30_baselines.ipynb #b006e6e6
+def path_scores(norms, lambdas, tie_break: bool = True) -> np.ndarray:
+    """Edge scores `(causes, effects)` from group norms `(lambdas, effects, causes)` along an increasing λ path
+
+    The score is the smallest λ zeroing the group (`2 λ_max` if none does), plus a tie-break by norm."""
     norms, lam = np.asarray(norms, dtype=np.float64), np.asarray(lambdas, dtype=np.float64)
     n_lam = len(lam)
     zero = norms == 0
     first_zero = np.where(zero.any(0), zero.argmax(0), n_lam)                        # (effects, causes); n_lam: never
-    level = np.append(lam, 2 * lam[-1] if lam[-1] > 0 else 1.0)[first_zero]
+    beyond = np.append(lam, 2 * lam[-1] if lam[-1] > 0 else 1.0)
+    level = beyond[first_zero]
+    if not tie_break: return level.T
     prev = np.take_along_axis(norms, np.clip(first_zero - 1, 0, n_lam - 1)[None], 0)[0]
     prev = np.where(first_zero > 0, prev, 0.0)
-    gap = np.diff(np.append(lam, 2 * lam[-1] if lam[-1] > 0 else 1.0)).min() if n_lam > 1 else max(lam[0], 1.0)
-    tie_break = 0.5 * gap * prev / (prev.max() + 1e-12)
-    return (level + tie_break).T
+    gap = np.diff(beyond).min() if n_lam > 1 else max(lam[0], 1.0)
+    return (level + 0.5 * gap * prev / (prev.max() + 1e-12)).T
 
-def _fit_proximal(loss_fn, params: list[torch.Tensor], w_in: torch.Tensor, lam: torch.Tensor, lr: float, n_iter: int):
-    "ISTA: `n_iter` gradient steps of size `lr` on `loss_fn()` for `params`, each followed by group soft-thresholding of `w_in` at `lr * lam`."
-    for _ in range(n_iter):
-        loss = loss_fn()
-        if not torch.isfinite(loss): raise ValueError(f"proximal training diverged (loss {loss.item()}); lower lr (now {lr})")
-        grads = torch.autograd.grad(loss, params)
+def norm_scores(norms) -> np.ndarray:
+    """Edge scores `(causes, effects)` from group norms `(lambdas, effects, causes)`
+
+    The sum along the path of each norm relative to the largest one at its λ."""
+    norms = torch.as_tensor(norms, dtype=torch.float64)
+    return (norms / norms.amax((1, 2), keepdim=True).clamp_min(1e-12)).sum(0).T.numpy()
+
+# %% ../nbs/30_baselines.ipynb #020783c1
+def auroc_with_self(scores, edges) -> float:
+    """Pooled AUROC over **all** entries of `(samples, nodes, nodes)` scores, the diagonal labelled 1
+
+    The Lorenz-96 / VAR convention of the NGC and eSRU papers for continuous scores."""
+    scores, edges = np.asarray(scores, dtype=np.float64), np.asarray(edges)
+    if scores.shape != edges.shape or scores.ndim != 3:
+        raise ValueError(f"need scores and edges of one shape (samples, nodes, nodes), got {scores.shape}, "
+                         f"{edges.shape}")
+    labels = edges.astype(bool) | np.eye(edges.shape[-1], dtype=bool)
+    return float(roc_auc_score(labels.ravel(), scores.ravel()))
+
+def lambda_path_auroc(norms, edges, self_edges: bool = True) -> float:
+    """The NGC and eSRU papers' AUROC of one dataset: one ROC point per λ, the graph "group non-zero at λ"
+
+    `norms` `(lambdas, effects, causes)` (e.g. from `NeuralGranger.fit_path`), `edges` `(nodes, nodes)` with
+    `[i, j]` = i causes j. With `self_edges` (the papers' Lorenz-96 and VAR convention) all `nodes²` entries
+    count and the diagonal is labelled 1; otherwise only off-diagonal entries. The points, with (0, 0) and
+    (1, 1), are sorted by false positive rate (then true positive rate) and joined by the trapezoid rule."""
+    norms, edges = np.asarray(norms, dtype=np.float64), np.asarray(edges).astype(bool)
+    n = edges.shape[-1]
+    if edges.shape != (n, n) or norms.ndim != 3 or norms.shape[1:] != (n, n):
+        raise ValueError(f"need norms (lambdas, {n}, {n}) and edges (nodes, nodes), got {norms.shape} and "
+                         f"{edges.shape}")
+    eye = np.eye(n, dtype=bool)
+    counted = np.ones((n, n), dtype=bool) if self_edges else ~eye
+    truth = (edges | eye if self_edges else edges)[counted]                         # (entries,)
+    found = (norms > 0).transpose(0, 2, 1)[:, counted]                               # (lambdas, entries)
+    tpr = (found & truth).sum(1) / max(truth.sum(), 1)
+    fpr = (found & ~truth).sum(1) / max((~truth).sum(), 1)
+    fpr_sorted, tpr_sorted = zip(*sorted(zip(np.r_[0.0, fpr, 1.0], np.r_[0.0, tpr, 1.0])))
+    return float(np.trapezoid(tpr_sorted, fpr_sorted))
+
+# %% ../nbs/30_baselines.ipynb #c750c598
+def _per_network(v: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    "Per-network values `(lambdas, effects)` shaped to broadcast against a parameter `(lambdas, effects, ...)`"
+    return v.reshape(v.shape + (1,) * (like.ndim - v.ndim))
+
+def _fit_gista(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: float, n_iter: int, tol: float,
+               shrink: float = 0.5, sigma: float = 0.5, max_backtracks: int = 30) -> int:
+    """Monotone GISTA on every (λ, effect) network at once; returns the number of iterations run
+
+    `smooth_fn(params) -> (lambdas, effects)` smooth losses, `params[0]` the grouped first layer."""
+    def objective(ps, smooth): return smooth + lam[:, None] * _group_norms(ps[0]).sum(-1)
+    smooth = smooth_fn(params)
+    with torch.no_grad(): current = objective(params, smooth.detach())
+    step = torch.full(current.shape, float(lr))
+    active = torch.ones(current.shape, dtype=torch.bool)
+    for it in range(n_iter):
+        if not torch.isfinite(current).all(): raise ValueError(f"proximal training diverged; lower lr (now {lr})")
+        grads = torch.autograd.grad(smooth.sum(), params)
         with torch.no_grad():
-            for p, g in zip(params, grads): p.sub_(lr * g)
-        _group_soft_threshold_(w_in, lr * lam)
+            old = [p.detach().clone() for p in params]
+            step = torch.clamp(step / shrink, max=lr)       # each network first tries twice its last accepted step
+            pending, accepted = active.clone(), current.clone()
+            for _ in range(max_backtracks):
+                trial = [o - _per_network(step, o) * g for o, g in zip(old, grads)]
+                _group_soft_threshold_(trial[0], (step * lam[:, None])[..., None])
+                value = objective(trial, smooth_fn(trial))
+                moved = sum((t - o).pow(2).flatten(2).sum(-1) for t, o in zip(trial, old))
+                ok = pending & (value <= current - sigma / (2 * step) * moved)    # sufficient decrease (Gong et al.)
+                for p, t in zip(params, trial): p.copy_(torch.where(_per_network(ok, p), t, p))
+                accepted = torch.where(ok, value, accepted)
+                pending &= ~ok
+                if not pending.any(): break
+                step = torch.where(pending, step * shrink, step)
+            # a network stops when no step decreases its objective or the relative decrease falls below tol
+            active &= ~pending & ((current - accepted) > tol * current.abs())
+            current = accepted
+        if not active.any(): return it + 1
+        smooth = smooth_fn(params)
+    return n_iter
 
-# %% ../nbs/30_baselines.ipynb #50b6ed42
+# %% ../nbs/30_baselines.ipynb #3f1acdff
+def _fit_group_adam(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: float, n_iter: int,
+                    betas=(0.9, 0.999), eps: float = 1e-8, extra_prox=None) -> int:
+    """Proximal Adam with one step size per group, every (λ, effect) network at once; returns `n_iter`
+
+    `params[0]` is the grouped first layer. The learning rate follows a cosine from `lr` to 0;
+    `extra_prox(params, rate)` applies further proximal steps."""
+    m, v = [torch.zeros_like(p) for p in params], [torch.zeros_like(p) for p in params]
+    for it in range(1, n_iter + 1):
+        grads = torch.autograd.grad(smooth_fn(params).sum(), params)
+        rate = lr * 0.5 * (1 + math.cos(math.pi * (it - 1) / n_iter))
+        with torch.no_grad():
+            for k, (p, g, mk, vk) in enumerate(zip(params, grads, m, v)):
+                mk.mul_(betas[0]).add_(g, alpha=1 - betas[0])
+                vk.mul_(betas[1]).addcmul_(g, g, value=1 - betas[1])
+                m_hat, v_hat = mk / (1 - betas[0] ** it), vk / (1 - betas[1] ** it)
+                if k:
+                    p.sub_(rate * m_hat / (v_hat.sqrt() + eps))
+                    continue
+                # one step size per group, so the proximal step of the group lasso stays exact: a group at zero
+                # stays there while the norm of its (momentum) gradient is at most λ, the group lasso's own condition
+                group_step = rate / (v_hat.mean((2, 4)).sqrt() + eps)                       # (lambdas, effects, causes)
+                p.sub_(group_step[:, :, None, :, None] * m_hat)
+                _group_soft_threshold_(p, group_step * lam[:, None, None])
+            if extra_prox is not None: extra_prox(params, rate)
+    return n_iter
+
+# %% ../nbs/30_baselines.ipynb #8cdbcd47
 NGC_LAMBDAS_KURAMOTO = (0.0, 0.1, 0.2, 0.4, 0.8)
 NGC_LAMBDAS_NETSIM = (0.0, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0)
+# standardised series: from the unpenalised fit (all groups non-zero) to the empty graph, as the NGC authors tune it
+NGC_LAMBDAS_LORENZ = tuple(float(v) for v in np.geomspace(0.003, 3.0, 14).round(5))
 ESRU_LAMBDAS_KURAMOTO = (0.1, 0.2, 0.3, 0.4, 0.5)
 
 def _windows(x: torch.Tensor, n_lags: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "`(nodes, time, features)` -> inputs `(n, nodes, lags*features)` (lags oldest first) and next-step targets `(nodes, n, features)`."
+    """Inputs `(n, nodes, lags*features)` (lags oldest first) and next-step targets `(nodes, n, features)`
+
+    of `x` `(nodes, time, features)`."""
     n_nodes, n_steps, n_feats = x.shape
     win = x.unfold(1, n_lags, 1)[:, :n_steps - n_lags]                 # (nodes, n, features, lags)
     return win.permute(1, 0, 3, 2).reshape(n_steps - n_lags, n_nodes, n_lags * n_feats), x[:, n_lags:]
 
+# %% ../nbs/30_baselines.ipynb #3ec47a22
 class _ComponentMLP:
-    "One MLP per effect for `n_models` copies (e.g. λ values): first layer `w1` `(models, effects, hidden, causes, inputs)`."
+    """One MLP per effect for `n_models` copies (e.g. λ values)
+
+    First layer `w1`: `(models, effects, hidden, causes, inputs)`."""
     def __init__(self, n_models: int, n_nodes: int, n_inputs: int, n_out: int, hidden: int, gen: torch.Generator):
         def init(*shape, fan_in):
             return ((torch.rand(*shape, generator=gen) * 2 - 1) / math.sqrt(fan_in)).requires_grad_()
@@ -259,88 +394,221 @@ class _ComponentMLP:
         self.b2 = init(n_models, n_nodes, 1, n_out, fan_in=hidden)
         self.params = [self.w1, self.b1, self.w2, self.b2]
 
-    def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
-        "`(batch, causes, inputs)`, or per-effect inputs `(effects, batch, causes, inputs)` -> predictions `(models, effects, batch, out)`."
-        pattern = "bsf,kjhsf->kjbh" if inputs.ndim == 3 else "jbsf,kjhsf->kjbh"
-        hidden = torch.relu(torch.einsum(pattern, inputs, self.w1) + self.b1)
-        return torch.einsum("kjbh,kjoh->kjbo", hidden, self.w2) + self.b2
+    @staticmethod
+    def apply(params, inputs: torch.Tensor) -> torch.Tensor:
+        """Predictions `(models, effects, batch, out)` of the weights `params`
 
-def _mse_sum(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    "Sum over (models, effects) of the mean squared error over time and features; pred `(models, effects, n, D)`, target `(effects, n, D)`."
-    return (pred - target).pow(2).mean((-2, -1)).sum()
+        for shared inputs `(batch, causes, inputs)` or per-effect ones `(effects, batch, causes, inputs)`."""
+        w1, b1, w2, b2 = params
+        if inputs.ndim == 4:
+            hidden = torch.relu(torch.einsum("jbsf,kjhsf->kjbh", inputs, w1) + b1)
+            return torch.einsum("kjbh,kjoh->kjbo", hidden, w2) + b2
+        # shared inputs: one matrix product for all models, and the hidden units kept in the product's layout
+        # (batch, models, effects, hidden): permuting this, the largest tensor, to batch-inner costs more than
+        # the products
+        k, j, h = w1.shape[:3]
+        pre = torch.addmm(b1.reshape(1, -1), inputs.flatten(1), w1.reshape(k * j * h, -1).T)
+        hidden = torch.relu(pre).view(-1, k, j, h)
+        if w2.shape[2] == 1: out = (hidden * w2.view(k, j, h)).sum(-1)[..., None]          # (batch, models, effects, 1)
+        else: out = torch.einsum("bkjh,kjoh->bkjo", hidden, w2)
+        return out.permute(1, 2, 0, 3) + b2
 
-class NeuralGranger(Baseline):
-    "Neural Granger Causality (cMLP, group lasso, ISTA); score = smallest λ of the path at which the group of i in j's MLP is zero."
+    def __call__(self, inputs: torch.Tensor) -> torch.Tensor: return self.apply(self.params, inputs)
+
+def _mse(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    "Mean squared error `(models, effects)` of pred `(models, effects, n, D)` against target `(effects, n, D)`"
+    return (pred - target).pow(2).mean((-2, -1))
+
+# %% ../nbs/30_baselines.ipynb #da377781
+class LambdaPathBaseline(Baseline):
+    """A group-sparse fit along a λ path (NGC, eSRU), scored from the path's group norms
+
+    Subclasses implement `_path(x) -> (lambdas, effects, causes)` group norms of the first layer and set
+    `lambdas`, `score` and `tie_break`."""
+    def fit_path(self, x) -> np.ndarray:
+        """Group norms `(lambdas, effects, causes)` after fitting every λ to one sample `(nodes, time, features)`
+
+        The raw material of both scores and of `lambda_path_auroc`."""
+        return self._checked_path(_as_sample(x, self.min_steps)).numpy()
+
+    def _checked_path(self, x: np.ndarray) -> torch.Tensor:
+        norms = self._path(x)
+        if not torch.isfinite(norms).all():
+            bad = [self.lambdas[k] for k in torch.nonzero(~torch.isfinite(norms).all(2).all(1)).ravel().tolist()]
+            raise ValueError(f"{self.name} training diverged (non-finite weights) at λ = {bad}; lower lr")
+        return norms
+
+    def scores_from_path(self, norms) -> np.ndarray:
+        "Edge scores `(causes, effects)` from `fit_path`'s norms, by `score` ('norm' or 'path')"
+        if self.score == "path": return path_scores(norms, self.lambdas, self.tie_break)
+        return norm_scores(norms)
+
+    def _path(self, x: np.ndarray) -> torch.Tensor: raise NotImplementedError
+
+    def _score(self, x): return self.scores_from_path(self._checked_path(x).numpy())
+
+# %% ../nbs/30_baselines.ipynb #db9ac404
+class NeuralGranger(LambdaPathBaseline):
+    """Neural Granger Causality: component-wise MLPs with a group lasso on the inputs, along a λ path
+
+    Fitted by GISTA (default, the authors' optimiser) or proximal Adam; scored from the path (see `score`)."""
     name = "ngc"
 
-    def __init__(self, lambdas=NGC_LAMBDAS_KURAMOTO, n_lags: int = 5, hidden: int = 32, lr: float = 0.05,
-                 n_iter: int = 1000, seed: int = 0):
+    def __init__(self, lambdas=NGC_LAMBDAS_KURAMOTO, n_lags: int = 5, hidden: int = 10, lr: float = 0.01,
+                 n_iter: int = 1000, seed: int = 0, ridge: float = 1e-2, optimizer: str = "gista",
+                 score: str = "norm", tie_break: bool = True, tol: float = 1e-6):
         _check_lambdas(lambdas)
         if n_lags < 1 or hidden < 1 or n_iter < 1: raise ValueError("n_lags, hidden and n_iter must be >= 1")
-        self.lambdas, self.n_lags, self.hidden, self.lr, self.n_iter, self.seed = tuple(lambdas), n_lags, hidden, lr, n_iter, seed
+        if lr <= 0 or ridge < 0 or tol < 0:
+            raise ValueError(f"need lr > 0, ridge >= 0 and tol >= 0, got {lr}, {ridge}, {tol}")
+        if optimizer not in ("adam", "gista"):
+            raise ValueError(f"optimizer must be 'adam' or 'gista', got {optimizer!r}")
+        _check_score(score)
+        self.lambdas, self.n_lags, self.hidden, self.lr = tuple(lambdas), n_lags, hidden, lr
+        self.n_iter, self.seed, self.ridge, self.optimizer = n_iter, seed, ridge, optimizer
+        self.score, self.tie_break, self.tol = score, tie_break, tol
 
     @property
     def min_steps(self) -> int: return self.n_lags + 2
 
-    def _score(self, x):
+    def _path(self, x):
         inputs, target = _windows(torch.from_numpy(x).float(), self.n_lags)
         lam = _check_lambdas(self.lambdas)
         gen = torch.Generator().manual_seed(self.seed)
         net = _ComponentMLP(len(lam), x.shape[0], inputs.shape[-1], x.shape[-1], self.hidden, gen)
-        _fit_proximal(lambda: _mse_sum(net(inputs), target), net.params, net.w1, lam, self.lr, self.n_iter)
-        return path_scores(_group_norms(net.w1.detach()), self.lambdas)
+        # every λ starts from the same network, so the λ alone make the differences along the path
+        params = [p.detach()[:1].expand_as(p).clone().requires_grad_() for p in net.params]
+        def smooth(ps): return _mse(net.apply(ps, inputs), target) + self.ridge * ps[2].pow(2).sum((-2, -1))
+        if self.optimizer == "adam": _fit_group_adam(smooth, params, lam, self.lr, self.n_iter)
+        else: _fit_gista(smooth, params, lam, self.lr, self.n_iter, self.tol)
+        return _group_norms(params[0].detach())                                   # (lambdas, effects, causes)
 
-# %% ../nbs/30_baselines.ipynb #dfdde489
-ESRU_ALPHAS = (0.0, 0.25, 0.5, 0.9, 0.99)
+# %% ../nbs/30_baselines.ipynb #d9085836
+ESRU_ALPHAS = (0.0, 0.01, 0.1, 0.99)   # the eSRU authors' time scales for Lorenz-96 and VAR
 
 def _ema_matrix(n_steps: int, alphas) -> torch.Tensor:
-    "`(alphas, n_steps, n_steps)` lower-triangular weights with `u[t] = sum_s M[t, s] phi[s]` = EMA `u[t] = a u[t-1] + (1 - a) phi[t]`, `u[-1] = 0`."
+    """Lower-triangular weights `(alphas, n_steps, n_steps)` of exponential moving averages
+
+    `u[t] = sum_s M[t, s] phi[s]` is `u[t] = a u[t-1] + (1 - a) phi[t]` with `u[-1] = 0`."""
     t = torch.arange(n_steps, dtype=torch.float64)
     age = t[:, None] - t[None, :]
     a = torch.as_tensor(alphas, dtype=torch.float64)[:, None, None]
     m = torch.where(age >= 0, (1 - a) * a ** age.clamp_min(0), torch.zeros(()))
     return m.float()
 
-class ESRU(Baseline):
-    "eSRU without feedback (see notes): per-effect statistical recurrent unit with group-sparse input weights; λ-path scores."
+def _uniform(gen: torch.Generator, *shape, fan_in: int) -> torch.Tensor:
+    "U(-1/sqrt(fan_in), 1/sqrt(fan_in)) weights (PyTorch's default for linear layers), trainable"
+    return ((torch.rand(*shape, generator=gen) * 2 - 1) / math.sqrt(fan_in)).requires_grad_()
+
+@torch.no_grad()
+def _soft_threshold_(t: torch.Tensor, threshold: float):
+    "In place: the proximal step of `threshold * |t|_1`"
+    t.copy_(torch.sign(t) * (t.abs() - threshold).clamp_min(0))
+
+def _window_blocks(n_steps: int, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """First steps of the blocks of `2 window` steps and the room `(blocks,)` for a window's random offset in each
+
+    The eSRU authors' training windows: one window of `window` steps at a random offset in every block."""
+    first = torch.arange(max(n_steps // (2 * window), 1)) * 2 * window
+    return first, (n_steps - 1 - window - first).clamp(max=window)      # the window must end inside the series
+
+# %% ../nbs/30_baselines.ipynb #22246a1a
+class ESRU(LambdaPathBaseline):
+    """eSRU: economy statistical recurrent units with feedback and group-sparse input and output stages
+
+    Proximal Adam along a λ path; scored from the path (see `NeuralGranger`'s `score`)."""
     name = "esru"
 
-    def __init__(self, lambdas=ESRU_LAMBDAS_KURAMOTO, hidden: int = 16, out_hidden: int = 16, alphas=ESRU_ALPHAS,
-                 lr: float = 0.05, n_iter: int = 1000, seed: int = 0):
+    def __init__(self, lambdas=ESRU_LAMBDAS_KURAMOTO, hidden: int = 10, out_hidden: int = 10, alphas=ESRU_ALPHAS,
+                 lr: float = 0.005, n_iter: int = 500, seed: int = 0, feedback: int = 10, window: int = 125,
+                 l1: float = 0.0, out_group: float = 0.0, score: str = "norm", tie_break: bool = True):
         _check_lambdas(lambdas)
-        if hidden < 1 or out_hidden < 1 or n_iter < 1: raise ValueError("hidden, out_hidden and n_iter must be >= 1")
+        if min(hidden, out_hidden, n_iter, window) < 1 or feedback < 0:
+            raise ValueError("hidden, out_hidden, n_iter and window must be >= 1 and feedback >= 0")
         if not all(0 <= a < 1 for a in alphas): raise ValueError(f"alphas must lie in [0, 1), got {alphas}")
+        if lr <= 0 or l1 < 0 or out_group < 0:
+            raise ValueError(f"need lr > 0, l1 >= 0 and out_group >= 0, got {lr}, {l1}, {out_group}")
+        _check_score(score)
         self.lambdas, self.hidden, self.out_hidden, self.alphas = tuple(lambdas), hidden, out_hidden, tuple(alphas)
-        self.lr, self.n_iter, self.seed = lr, n_iter, seed
+        self.lr, self.n_iter, self.seed, self.feedback, self.window = lr, n_iter, seed, feedback, window
+        self.l1, self.out_group, self.score, self.tie_break = l1, out_group, score, tie_break
 
     @property
     def min_steps(self) -> int: return 3
 
-    def _score(self, x):
+    def _init(self, n_nodes: int, n_feats: int, n_lam: int, gen: torch.Generator) -> dict[str, torch.Tensor]:
+        "Weights `(lambdas, effects, ...)`, every λ starting from the same draw; the grouped input layer `w_in` first"
+        d, q, e, a = self.hidden, self.feedback, self.out_hidden, len(self.alphas)
+        fan_in = n_nodes * n_feats + q
+        p = dict(w_in=_uniform(gen, 1, n_nodes, d, n_nodes, n_feats, fan_in=fan_in),
+                 b_in=_uniform(gen, 1, n_nodes, d, fan_in=fan_in),
+                 w_o=_uniform(gen, 1, n_nodes, e, a * d, fan_in=a * d), b_o=_uniform(gen, 1, n_nodes, e, fan_in=a * d),
+                 w_y=_uniform(gen, 1, n_nodes, n_feats, e, fan_in=e), b_y=_uniform(gen, 1, n_nodes, n_feats, fan_in=e))
+        if q: p.update(w_fb=_uniform(gen, 1, n_nodes, q, d, fan_in=fan_in),          # stored transposed: r @ w_fb
+                       w_r1=_uniform(gen, 1, n_nodes, q, q, fan_in=q), b_r1=_uniform(gen, 1, n_nodes, q, fan_in=q),
+                       w_r2=_uniform(gen, 1, n_nodes, q, q, fan_in=q), b_r2=_uniform(gen, 1, n_nodes, q, fan_in=q))
+        return {k: v.detach().expand(n_lam, *v.shape[1:]).clone().requires_grad_() for k, v in p.items()}
+
+    def _losses(self, p: dict, sketch: torch.Tensor, windows: torch.Tensor) -> torch.Tensor:
+        "Mean squared one-step error `(lambdas, effects)` over `windows` `(W, w + 1, causes, D)`"
+        n_win, n_in = windows.shape[0], windows.shape[1] - 1
+        d, a = self.hidden, len(self.alphas)
+        drive = torch.einsum("wtsf,kjhsf->wkjth", windows[:, :-1], p["w_in"]) + p["b_in"][None, :, :, None]
+        if self.feedback:
+            # r_t = ELU(W_r2 ELU(W_r1 S u_{t-1})): the sketch S and W_r1 are both linear, so one matrix per network
+            m1 = torch.einsum("kjrs,jsu->kjur", p["w_r1"], sketch)
+            alpha = torch.tensor(self.alphas).repeat_interleave(d)                    # u is scale-major: (scale, stat)
+            u = drive.new_zeros(n_win, *drive.shape[1:3], a * d)
+            stats = []
+            for t in range(n_in):     # the feedback makes u_t a nonlinear function of u_{t-1}: one step at a time
+                r = F.elu((u.unsqueeze(-2) @ m1).squeeze(-2) + p["b_r1"])
+                r = F.elu((r.unsqueeze(-2) @ p["w_r2"]).squeeze(-2) + p["b_r2"])
+                phi = F.elu(drive[..., t, :] + (r.unsqueeze(-2) @ p["w_fb"]).squeeze(-2))
+                u = alpha * u + (1 - alpha) * phi.repeat(1, 1, 1, a)
+                stats.append(u)
+            u = torch.stack(stats, 3)                                                  # (W, K, N, w, a*d)
+        else:             # without feedback the averages are linear in phi: all steps at once
+            u = torch.einsum("atb,wkjbh->wkjtah", _ema_matrix(n_in, self.alphas), F.elu(drive)).flatten(-2)
+        out = F.elu(torch.einsum("wkjtu,kjeu->wkjte", u, p["w_o"]) + p["b_o"][None, :, :, None])
+        pred = torch.einsum("wkjte,kjfe->wkjtf", out, p["w_y"]) + p["b_y"][None, :, :, None]
+        return (pred - windows[:, 1:].permute(0, 2, 1, 3)[:, None]).pow(2).mean((0, 3, 4))
+
+    def _second_stage(self, params: dict, rate: float):
+        "Proximal steps of the output-stage group lasso `out_group` and of the l1 penalty `l1` on other weights"
+        if self.out_group:    # a group: one statistic at all its time scales, for one unit of the output stage
+            w_o = params["w_o"].view(*params["w_o"].shape[:3], len(self.alphas), self.hidden)
+            w_o.mul_((1 - rate * self.out_group / w_o.pow(2).sum(3, keepdim=True).sqrt().clamp_min(1e-30)).clamp_min(0))
+        if self.l1:
+            for name, t in params.items():
+                if name not in ("w_in", "w_o"): _soft_threshold_(t, rate * self.l1)
+
+    def _path(self, x):
         xt = torch.from_numpy(x).float()
         n_nodes, n_steps, n_feats = xt.shape
-        inputs, target = xt[:, :-1].transpose(0, 1), xt[:, 1:]            # (n, causes, D), (effects, n, D)
-        ema = _ema_matrix(n_steps - 1, self.alphas)
         lam = _check_lambdas(self.lambdas)
-        k, h, a = len(lam), self.hidden, len(self.alphas)
         gen = torch.Generator().manual_seed(self.seed)
-        def init(*shape, fan_in): return ((torch.rand(*shape, generator=gen) * 2 - 1) / math.sqrt(fan_in)).requires_grad_()
-        w_in, b_in = init(k, n_nodes, h, n_nodes, n_feats, fan_in=n_nodes * n_feats), init(k, n_nodes, 1, h, fan_in=n_nodes * n_feats)
-        w_o, b_o = init(k, n_nodes, self.out_hidden, a * h, fan_in=a * h), init(k, n_nodes, 1, self.out_hidden, fan_in=a * h)
-        w_y, b_y = init(k, n_nodes, n_feats, self.out_hidden, fan_in=self.out_hidden), init(k, n_nodes, 1, n_feats, fan_in=self.out_hidden)
+        p = self._init(n_nodes, n_feats, len(lam), gen)
+        names = list(p)
+        sketch_shape = (n_nodes, self.feedback, len(self.alphas) * self.hidden)
+        sketch = torch.randn(*sketch_shape, generator=gen) / math.sqrt(max(self.feedback, 1))
+        w = min(self.window, n_steps - 1)
+        first, room = _window_blocks(n_steps, w)
 
-        def loss():
-            phi = torch.relu(torch.einsum("bsf,kjhsf->kjbh", inputs, w_in) + b_in)        # (K, effects, n, h)
-            u = torch.einsum("atb,kjbh->kjtah", ema, phi).flatten(-2)                       # (K, effects, n, alphas*h)
-            out = torch.relu(torch.einsum("kjtu,kjou->kjto", u, w_o) + b_o)
-            return _mse_sum(torch.einsum("kjto,kjdo->kjtd", out, w_y) + b_y, target)
+        def window_losses(params):
+            starts = first + (torch.rand(len(first), generator=gen) * (room + 1)).long()
+            windows = xt[:, starts[:, None] + torch.arange(w + 1)].permute(1, 2, 0, 3)   # (W, w + 1, causes, D)
+            return self._losses(dict(zip(names, params)), sketch, windows)
 
-        _fit_proximal(loss, [w_in, b_in, w_o, b_o, w_y, b_y], w_in, lam, self.lr, self.n_iter)
-        return path_scores(_group_norms(w_in.detach()), self.lambdas)
+        params = list(p.values())
+        _fit_group_adam(window_losses, params, lam, self.lr, self.n_iter,
+                        extra_prox=lambda ps, rate: self._second_stage(dict(zip(names, ps)), rate))
+        return _group_norms(params[0].detach())                                   # (lambdas, effects, causes)
 
-# %% ../nbs/30_baselines.ipynb #ea573777
+# %% ../nbs/30_baselines.ipynb #4a9610f4
 class MPIR(Baseline):
-    "Learned-noise MPIR: per-effect MLPs with learned input noise levels eta[j, i]; score = information 0.5 log(1 + eta^-2) that passes from i to j."
+    """Learned-noise MPIR: per-effect MLPs with learned input noise levels eta[j, i]
+
+    The score is the information 0.5 log(1 + eta^-2) that passes from i to j."""
     name = "mpir"
 
     def __init__(self, n_lags: int = 5, hidden: int = 32, beta: float = 0.2, lr: float = 0.01,
@@ -362,15 +630,15 @@ class MPIR(Baseline):
         for _ in range(self.n_iter):
             noisy = inputs + log_eta.exp() * torch.randn(n_nodes, n, n_nodes, n_in, generator=gen)
             information = 0.5 * torch.log1p(torch.exp(-2 * log_eta)).sum()
-            loss = _mse_sum(net(noisy), target) + self.beta * information
+            loss = _mse(net(noisy), target).sum() + self.beta * information
             opt.zero_grad()
             loss.backward()
             opt.step()
         return (0.5 * torch.log1p(torch.exp(-2 * log_eta.detach()))).reshape(n_nodes, n_nodes).T.numpy()
 
-# %% ../nbs/30_baselines.ipynb #18839050
+# %% ../nbs/30_baselines.ipynb #4886f059
 class PCMCIParCorr(Baseline):
-    "PCMCI with ParCorr tests (needs `pip install tigramite`); score = 1 - min p-value over lags 1..tau_max."
+    "PCMCI with ParCorr tests (needs `pip install tigramite`); score = 1 - min p-value over lags 1..tau_max"
     name = "pcmci"
 
     def __init__(self, tau_max: int = 3, feature: int = 0):
@@ -386,31 +654,36 @@ class PCMCIParCorr(Baseline):
             from tigramite.independence_tests.parcorr import ParCorr
             from tigramite.pcmci import PCMCI
         except ImportError as e:
-            raise ImportError("the 'pcmci' baseline needs tigramite, which is not installed: pip install tigramite") from e
-        if not 0 <= self.feature < x.shape[-1]: raise ValueError(f"feature {self.feature} out of range for {x.shape[-1]} features")
+            raise ImportError("the 'pcmci' baseline needs tigramite, which is not installed: "
+                              "pip install tigramite") from e
+        if not 0 <= self.feature < x.shape[-1]:
+            raise ValueError(f"feature {self.feature} out of range for {x.shape[-1]} features")
         frame = data_processing.DataFrame(x[:, :, self.feature].T)
         pcmci = PCMCI(dataframe=frame, cond_ind_test=ParCorr(), verbosity=0)
-        p_values = pcmci.run_pcmci(tau_max=self.tau_max, pc_alpha=None)["p_matrix"]      # (cause, effect, lag 0..tau_max)
+        p_values = pcmci.run_pcmci(tau_max=self.tau_max, pc_alpha=None)["p_matrix"]   # (cause, effect, lag 0..tau_max)
         return 1 - p_values[:, :, 1:].min(-1)
 
-# %% ../nbs/30_baselines.ipynb #3e13e65c
+# %% ../nbs/30_baselines.ipynb #0cb8f9f0
 BASELINES = {"linear_granger": LinearGranger, "mi": MutualInformation, "te": TransferEntropy,
              "ngc": NeuralGranger, "esru": ESRU, "mpir": MPIR}
 OPTIONAL_BASELINES = {"pcmci": PCMCIParCorr}
 
 def get_baseline(name: str, **kwargs) -> Baseline:
-    "The baseline called `name` (a key of `BASELINES` or `OPTIONAL_BASELINES`), built with `kwargs`."
+    "The baseline called `name` (a key of `BASELINES` or `OPTIONAL_BASELINES`), built with `kwargs`"
     known = {**BASELINES, **OPTIONAL_BASELINES}
     if name not in known: raise ValueError(f"unknown baseline {name!r}; choose one of {sorted(known)}")
     return known[name](**kwargs)
 
-# %% ../nbs/30_baselines.ipynb #0b8cd995
+# %% ../nbs/30_baselines.ipynb #fad64ee9
 def score_baselines(x, edges, names, seed: int = 0) -> dict:
-    "`{name: {'auroc', 'seconds_per_sample'}}`: each baseline fitted to every sample of `x (samples, nodes, time, 1)`."
+    """`{name: {'auroc', 'seconds_per_sample'}}`: each baseline in `names` fitted to every sample
+
+    `x` `(samples, nodes, time, features)`, `edges` `(samples, nodes, nodes)`."""
     known, results = {**BASELINES, **OPTIONAL_BASELINES}, {}
     for name in names:
         start = time.perf_counter()
         seeded = "seed" in inspect.signature(known[name]).parameters if name in known else False
         scores = get_baseline(name, **({"seed": seed} if seeded else {})).score_batch(x, progress=False)
-        results[name] = {"auroc": edge_auroc(scores, edges), "seconds_per_sample": (time.perf_counter() - start) / len(x)}
+        seconds = (time.perf_counter() - start) / len(x)
+        results[name] = {"auroc": edge_auroc(scores, edges), "seconds_per_sample": seconds}
     return results

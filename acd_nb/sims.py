@@ -17,15 +17,41 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'RNG_BLOCK', 'SimConfig', 'random_graphs', 'simulate', 'add_observation_noise', 'simulate_lorenz96',
-           'simulate_sparse_var', 'plot_graph', 'plot_sample']
+__all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'SimConfig', 'random_graphs', 'simulate',
+           'add_observation_noise', 'plot_graph', 'plot_sample']
 
-# %% ../nbs/01_sims.ipynb #dcebd831
-SYSTEMS = ("springs", "kuramoto")
+# %% ../nbs/01_sims.ipynb #7bf23305
+SYSTEMS = ("springs", "kuramoto")                 # the physics datasets of the paper
+GRANGER_SYSTEMS = ("lorenz96", "var")             # the neural Granger baselines' benchmarks
+N_FEATURES = {"springs": 4, "kuramoto": 4, "lorenz96": 1, "var": 1}
+_OWN_FIELDS = {"lorenz96": ("forcing", "lorenz_dt", "lorenz_substeps", "lorenz_burn_in", "lorenz_noise"),
+               "var": ("var_lag", "var_sparsity", "var_coef", "var_noise", "var_burn_in")}
 
+# %% ../nbs/01_sims.ipynb #4a1011f8
+def _check_numbers(cfg: SimConfig):
+    "Raise `ValueError` for a numeric field of `cfg` out of its range"
+    positive = dict(spring_dt=cfg.spring_dt, spring_every=cfg.spring_every, box_size=cfg.box_size,
+                    kuramoto_dt=cfg.kuramoto_dt, kuramoto_every=cfg.kuramoto_every, lorenz_dt=cfg.lorenz_dt,
+                    lorenz_substeps=cfg.lorenz_substeps, var_lag=cfg.var_lag, var_coef=cfg.var_coef)
+    if cfg.max_force is not None: positive["max_force"] = cfg.max_force
+    for name, value in positive.items():
+        if not value > 0: raise ValueError(f"{name} must be > 0, got {value}")
+    non_negative = dict(spring_k=cfg.spring_k, coupling=cfg.coupling, lorenz_burn_in=cfg.lorenz_burn_in,
+                        lorenz_noise=cfg.lorenz_noise, var_noise=cfg.var_noise, var_burn_in=cfg.var_burn_in)
+    for name, value in non_negative.items():
+        if not value >= 0: raise ValueError(f"{name} must be >= 0, got {value}")
+    if not cfg.omega_low < cfg.omega_high:
+        raise ValueError(f"need omega_low < omega_high, got {cfg.omega_low}, {cfg.omega_high}")
+    if cfg.system == "lorenz96" and cfg.n_total < 4:
+        raise ValueError(f"Lorenz-96 needs at least 4 series (each is driven by i-2, i-1, i+1), got {cfg.n_total}")
+    if cfg.system == "var" and not 2 <= int(cfg.var_sparsity * cfg.n_total) <= cfg.n_total:
+        raise ValueError(f"var_sparsity * series = {cfg.var_sparsity} * {cfg.n_total} must give "
+                         f"2..{cfg.n_total} parents per series (itself and at least one other)")
+
+# %% ../nbs/01_sims.ipynb #daa94432
 @dataclass(frozen=True)
 class SimConfig:
-    "What to simulate; validated on construction. See the table above for the fields."
+    "What to simulate, validated on construction; the table above lists the fields"
     system: str = "springs"
     n_nodes: int = 5
     n_steps: int = 49
@@ -49,42 +75,61 @@ class SimConfig:
     kuramoto_dt: float = 0.01
     kuramoto_every: int = 10
     compat_window: int = 100           # paper_compat: kept points the reference normalises over
+    # lorenz96 (NGC and eSRU papers): forcing F, sampling interval, RK4 steps per interval, discarded kept points,
+    # observation noise std
+    forcing: float = 10.0
+    lorenz_dt: float = 0.1
+    lorenz_substeps: int = 10
+    lorenz_burn_in: int = 1000
+    lorenz_noise: float = 0.1
+    # var (NGC paper): lag order, share of parents per series counting itself, coefficient before shrinking,
+    # innovation std
+    var_lag: int = 3
+    var_sparsity: float = 0.2
+    var_coef: float = 1.0
+    var_noise: float = 0.1
+    var_burn_in: int = 100
 
     def __post_init__(self):
-        if self.system not in SYSTEMS: raise ValueError(f"unknown system {self.system!r}; choose one of {SYSTEMS}")
+        known = SYSTEMS + GRANGER_SYSTEMS
+        if self.system not in known: raise ValueError(f"unknown system {self.system!r}; choose one of {known}")
         if self.n_nodes < 2: raise ValueError(f"n_nodes must be at least 2, got {self.n_nodes}")
         if self.n_steps < 2: raise ValueError(f"n_steps must be at least 2, got {self.n_steps}")
         if not 0.0 <= self.edge_prob <= 1.0: raise ValueError(f"edge_prob must lie in [0, 1], got {self.edge_prob}")
         if self.n_unobserved < 0: raise ValueError(f"n_unobserved must be >= 0, got {self.n_unobserved}")
         if self.uninfluenced_influencer and self.n_unobserved == 0:
             raise ValueError("uninfluenced_influencer needs a hidden node: set n_unobserved >= 1")
+        if self.uninfluenced_influencer and self.system in GRANGER_SYSTEMS:
+            raise ValueError(f"uninfluenced_influencer rewires drawn graphs; {self.system!r} has no such graph "
+                             "(use springs or kuramoto)")
         if self.temperature_alpha is not None:
             if self.system != "springs": raise ValueError("temperature_alpha is only defined for system='springs'")
-            if not self.temperature_alpha > 0: raise ValueError(f"temperature_alpha must be > 0, got {self.temperature_alpha}")
+            if not self.temperature_alpha > 0:
+                raise ValueError(f"temperature_alpha must be > 0, got {self.temperature_alpha}")
         if self.paper_compat:
             if self.system != "kuramoto": raise ValueError("paper_compat only applies to system='kuramoto'")
             if self.n_steps > self.compat_window:
-                raise ValueError(f"paper_compat normalises over compat_window={self.compat_window} points; n_steps={self.n_steps} exceeds it")
-        positive = dict(spring_dt=self.spring_dt, spring_every=self.spring_every, box_size=self.box_size,
-                        kuramoto_dt=self.kuramoto_dt, kuramoto_every=self.kuramoto_every)
-        if self.max_force is not None: positive["max_force"] = self.max_force
-        for name, value in positive.items():
-            if not value > 0: raise ValueError(f"{name} must be > 0, got {value}")
-        if self.spring_k < 0 or self.coupling < 0: raise ValueError("spring_k and coupling must be >= 0")
-        if not self.omega_low < self.omega_high: raise ValueError(f"need omega_low < omega_high, got {self.omega_low}, {self.omega_high}")
+                raise ValueError(f"paper_compat normalises over compat_window={self.compat_window} points; "
+                                 f"n_steps={self.n_steps} exceeds it")
+        _check_numbers(self)
 
     @property
     def n_total(self) -> int:
         "Simulated nodes: observed plus hidden."
         return self.n_nodes + self.n_unobserved
 
-    def to_dict(self) -> dict: return asdict(self)
+    def to_dict(self) -> dict:
+        "The fields as a dict; the Lorenz-96 and VAR fields only for those systems (see above)."
+        other = {f for system, fields in _OWN_FIELDS.items() if system != self.system for f in fields}
+        return {k: v for k, v in asdict(self).items() if k not in other}
 
 # %% ../nbs/01_sims.ipynb #1aa406e2
 RNG_BLOCK = 1000
 
 def _block_draws(n_samples: int, seed: int, draw) -> list[np.ndarray]:
-    "Run `draw(rngs, RNG_BLOCK) -> tuple of (RNG_BLOCK, ...) arrays` per block of samples; concatenate and cut to `n_samples`."
+    """Run `draw(rngs, RNG_BLOCK)` per block of samples; concatenate and cut to `n_samples`
+
+    `draw` returns a tuple of `(RNG_BLOCK, ...)` arrays."""
     if seed < 0: raise ValueError(f"seed must be >= 0, got {seed}")
     n_blocks = -(-n_samples // RNG_BLOCK)
     blocks = []
@@ -94,20 +139,24 @@ def _block_draws(n_samples: int, seed: int, draw) -> list[np.ndarray]:
     return [np.concatenate(parts)[:n_samples] for parts in zip(*blocks)]
 
 def random_graphs(rng: np.random.Generator, n_samples: int, n_nodes: int, edge_prob: float) -> np.ndarray:
-    "Directed graphs `(n_samples, n_nodes, n_nodes)` int8: each ordered pair i != j is an edge i -> j with probability `edge_prob`."
+    """Directed graphs `(n_samples, n_nodes, n_nodes)` int8
+
+    Each ordered pair i != j is an edge i -> j with probability `edge_prob`."""
     edges = (rng.random((n_samples, n_nodes, n_nodes)) < edge_prob).astype(np.int8)
     edges[:, np.arange(n_nodes), np.arange(n_nodes)] = 0
     return edges
 
-# %% ../nbs/01_sims.ipynb #41958f10
+# %% ../nbs/01_sims.ipynb #afbda3a0
 def _springs_rollout(edges: np.ndarray, loc: np.ndarray, vel: np.ndarray, k: np.ndarray, cfg: SimConfig) -> np.ndarray:
-    "Integrate springs. edges `(B, M, M)`, loc/vel `(B, M, 2)`, k `(B,)` -> `(B, M, n_steps, 4)` float64 (x, y, vx, vy)."
+    """Integrate springs: edges `(B, M, M)`, loc/vel `(B, M, 2)`, k `(B,)` -> `(B, M, n_steps, 4)` float64
+
+    The features are (x, y, vx, vy)."""
     n, batch = edges.shape[1], edges.shape[0]
     box, dt = cfg.box_size, cfg.spring_dt
     # The state is (M, 2, B), batch last, and u = dt * v, so a step is `x += u; u += dt^2 F(x)`: every
     # numpy call below is one long in-place loop over samples. The weights dt^2 k e_ij are expanded to
     # (M, 2, B) because numpy broadcasts fast over leading axes only.
-    weight = (edges.astype(np.float64) * (k * dt * dt)[:, None, None]).transpose(1, 2, 0)  # (sender i, receiver j, B)
+    weight = (edges.astype(np.float64) * (k * dt * dt)[:, None, None]).transpose(1, 2, 0)  # (sender, receiver, B)
     expand = lambda w: np.ascontiguousarray(np.broadcast_to(w[:, None, :], (n, 2, batch)))
     minus_in = expand(-weight.sum(0))
     send = [expand(weight[i]) for i in range(n)]
@@ -139,6 +188,7 @@ def _springs_rollout(edges: np.ndarray, loc: np.ndarray, vel: np.ndarray, k: np.
         kick()
     return out.transpose(3, 0, 2, 1)
 
+# %% ../nbs/01_sims.ipynb #e8f853bc
 def _springs_draw(cfg: SimConfig):
     "Per-block draw for springs: graphs, start positions and velocities, spring constants."
     m = cfg.n_total
@@ -153,14 +203,16 @@ def _springs_draw(cfg: SimConfig):
         return edges, loc, vel, k
     return draw
 
-# %% ../nbs/01_sims.ipynb #f5a07763
+# %% ../nbs/01_sims.ipynb #d5c11092
 def _sincos(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     "sin and cos of a float64 array; torch's vectorised kernels are about 4x faster than numpy's here."
     t = torch.from_numpy(phi)
     return torch.sin(t).numpy(), torch.cos(t).numpy()
 
 def _kuramoto_rhs(coupling: np.ndarray, omega: np.ndarray):
-    "`rhs(phi, out)` writing dphi/dt for phases `(M, B)` into `out`; `coupling[j, i]` `(M, M, B)` is the strength of j -> i."
+    """`rhs(phi, out)` writing dphi/dt for phases `(M, B)` into `out`
+
+    `coupling[j, i]` `(M, M, B)` is the strength of j -> i."""
     drive_sin, drive_cos, term = np.empty_like(omega), np.empty_like(omega), np.empty_like(omega)
 
     def rhs(phi, out):
@@ -182,6 +234,7 @@ def _minmax(a: np.ndarray) -> np.ndarray:
     span = np.where(hi > lo, hi - lo, 1.0)
     return np.where(hi > lo, (a - lo) * 2 / span - 1, 0.0)
 
+# %% ../nbs/01_sims.ipynb #76146c7c
 def _kuramoto_rollout(edges: np.ndarray, phi0: np.ndarray, omega: np.ndarray, cfg: SimConfig) -> np.ndarray:
     "Integrate Kuramoto with RK4. edges `(B, M, M)`, phi0/omega `(B, M)` -> features `(B, M, n_steps, 4)` float64."
     h, every = cfg.kuramoto_dt, cfg.kuramoto_every
@@ -217,6 +270,7 @@ def _kuramoto_rollout(edges: np.ndarray, phi0: np.ndarray, omega: np.ndarray, cf
     feats = np.stack([rate, np.sin(phi_t), phase, np.broadcast_to(scaled_omega[..., None], phi_t.shape)], -1)
     return feats[:, :, :cfg.n_steps]
 
+# %% ../nbs/01_sims.ipynb #a862f07e
 def _kuramoto_draw(cfg: SimConfig):
     "Per-block draw for Kuramoto: graphs, start phases, natural frequencies."
     m = cfg.n_total
@@ -228,20 +282,100 @@ def _kuramoto_draw(cfg: SimConfig):
         return edges, phi0, omega
     return draw
 
+# %% ../nbs/01_sims.ipynb #a658b5a9
+def _lorenz96_draw(cfg: SimConfig):
+    "Per-block draw for Lorenz-96: the fixed ring graph, start states, observation noise."
+    m = cfg.n_total
+    graph = np.zeros((m, m), dtype=np.int8)
+    idx = np.arange(m)
+    for shift in (-1, -2, 1): graph[(idx + shift) % m, idx] = 1    # i-1, i-2 and i+1 drive i
+    def draw(rngs, n):
+        _, rng_state, rng_noise = rngs
+        x0 = 0.01 * rng_state.standard_normal((n, m))
+        noise = rng_noise.standard_normal((n, m, cfg.n_steps), dtype=np.float32)   # float32: a block is 1000 samples
+        return np.broadcast_to(graph, (n, m, m)).copy(), x0, noise
+    return draw
+
+def _lorenz96_rhs(x: np.ndarray, forcing: float) -> np.ndarray:
+    "dx/dt of Lorenz-96 for states `(M, B)` (series first, so the ring shifts are row slices)."
+    return (np.roll(x, -1, 0) - np.roll(x, 2, 0)) * np.roll(x, 1, 0) - x + forcing
+
+def _lorenz96_rollout(edges: np.ndarray, x0: np.ndarray, noise: np.ndarray, cfg: SimConfig) -> np.ndarray:
+    """RK4-integrate Lorenz-96 from `x0` `(B, M)` -> `(B, M, n_steps, 1)`
+
+    Keeps `n_steps` points after the burn-in and adds `lorenz_noise * noise`."""
+    h, f = cfg.lorenz_dt / cfg.lorenz_substeps, cfg.forcing
+    x = x0.T.copy()
+    kept = np.empty((cfg.n_steps,) + x.shape)
+    for step in range(cfg.lorenz_burn_in + cfg.n_steps):
+        for _ in range(cfg.lorenz_substeps):
+            k1 = _lorenz96_rhs(x, f); k2 = _lorenz96_rhs(x + h / 2 * k1, f)
+            k3 = _lorenz96_rhs(x + h / 2 * k2, f); k4 = _lorenz96_rhs(x + h * k3, f)
+            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        if step >= cfg.lorenz_burn_in: kept[step - cfg.lorenz_burn_in] = x
+    return (kept.transpose(2, 1, 0) + cfg.lorenz_noise * noise)[..., None]
+
+# %% ../nbs/01_sims.ipynb #bd158489
+def _var_draw(cfg: SimConfig):
+    "Per-block draw for the sparse VAR: graphs with a fixed number of parents per series, innovations."
+    m, lag = cfg.n_total, cfg.var_lag
+    n_others = int(cfg.var_sparsity * m) - 1
+    def draw(rngs, n):
+        rng_graph, rng_state, _ = rngs
+        u = rng_graph.random((n, m, m))                              # [b, cause, effect]
+        u[:, np.arange(m), np.arange(m)] = np.inf                    # never drawn as its own (extra) parent
+        edges = (u.argsort(1).argsort(1) < n_others).astype(np.int8) # the n_others smallest draws per effect
+        innovations = rng_state.standard_normal((n, lag + cfg.var_burn_in + cfg.n_steps, m), dtype=np.float32)
+        return edges, innovations
+    return draw
+
+def _stable_var_coefficients(edges: np.ndarray, cfg: SimConfig) -> np.ndarray:
+    """Coefficients `(B, effect, cause)` of every lag
+
+    `var_coef` on the parents and the diagonal, shrunk by 5% steps until the companion radius is <= 0.97."""
+    m, lag = edges.shape[1], cfg.var_lag
+    a = cfg.var_coef * (edges + np.eye(m, dtype=np.int8)).transpose(0, 2, 1).astype(np.float64)
+    companion = np.zeros((len(a), m * lag, m * lag))
+    companion[:, m:, :-m] = np.eye(m * (lag - 1))
+    todo = np.arange(len(a))
+    while len(todo):                                                  # shrink only the samples still unstable
+        companion[todo, :m] = np.tile(a[todo], (1, 1, lag))
+        unstable = np.abs(np.linalg.eigvals(companion[todo])).max(1) > 0.97
+        todo = todo[unstable]
+        a[todo] *= 0.95
+    return a
+
+def _var_rollout(edges: np.ndarray, innovations: np.ndarray, cfg: SimConfig) -> np.ndarray:
+    """Run the VAR for all samples at once -> `(B, M, n_steps, 1)`
+
+    edges `(B, M, M)`, innovations `(B, lag + burn-in + n_steps, M)`."""
+    a, lag = _stable_var_coefficients(edges, cfg), cfg.var_lag
+    eps = cfg.var_noise * innovations.astype(np.float64)
+    x = np.empty_like(eps)
+    x[:, :lag] = eps[:, :lag]
+    # every lag has the same coefficients: one product with the sum of the last `lag` states
+    for t in range(lag, x.shape[1]):
+        x[:, t] = np.einsum("bec,bc->be", a, x[:, t - lag:t].sum(1)) + eps[:, t]
+    return x[:, -cfg.n_steps:].transpose(0, 2, 1)[..., None]
+
 # %% ../nbs/01_sims.ipynb #d5ad2063
+def _system_parts(cfg: SimConfig):
+    "`(draw, rollout)` of `cfg.system`: the per-block random draws and the batched integrator."
+    return {"springs": (_springs_draw, _springs_rollout), "kuramoto": (_kuramoto_draw, _kuramoto_rollout),
+            "lorenz96": (_lorenz96_draw, _lorenz96_rollout), "var": (_var_draw, _var_rollout)}[cfg.system]
+
 def simulate(cfg: SimConfig, n_samples: int, seed: int, chunk_size: int = 2048) -> dict[str, np.ndarray]:
     "Simulate `n_samples` samples of `cfg` reproducibly from `seed`; see the list above for the returned arrays."
     if not isinstance(cfg, SimConfig): raise ValueError(f"cfg must be a SimConfig, got {type(cfg).__name__}")
     if n_samples < 1: raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     if chunk_size < 1: raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    springs = cfg.system == "springs"
-    draws = _block_draws(n_samples, seed, _springs_draw(cfg) if springs else _kuramoto_draw(cfg))
+    make_draw, rollout = _system_parts(cfg)
+    draws = _block_draws(n_samples, seed, make_draw(cfg))
     edges = draws[0]
     if cfg.uninfluenced_influencer:
         edges[:, cfg.n_nodes:, :cfg.n_nodes] = 1   # every hidden node drives every observed node
         edges[:, :, cfg.n_nodes:] = 0              # and nothing drives a hidden node
-    rollout = _springs_rollout if springs else _kuramoto_rollout
-    series = np.empty((n_samples, cfg.n_total, cfg.n_steps, 4), dtype=np.float32)
+    series = np.empty((n_samples, cfg.n_total, cfg.n_steps, N_FEATURES[cfg.system]), dtype=np.float32)
     for start in range(0, n_samples, chunk_size):
         part = slice(start, start + chunk_size)
         series[part] = rollout(edges[part], *(d[part] for d in draws[1:]), cfg)
@@ -253,71 +387,25 @@ def simulate(cfg: SimConfig, n_samples: int, seed: int, chunk_size: int = 2048) 
 
 # %% ../nbs/01_sims.ipynb #3e71b1d2
 def add_observation_noise(x, sigma: float, rng: np.random.Generator | int):
-    "`x` (numpy array or tensor, any shape) plus N(0, sigma^2) noise drawn from `rng` (a Generator or a seed); same type and dtype."
+    """`x` (numpy array or tensor, any shape) plus N(0, sigma^2) noise drawn from `rng`
+
+    `rng` is a Generator or a seed; the result has `x`'s type and dtype."""
     if not sigma >= 0: raise ValueError(f"sigma must be >= 0, got {sigma}")
     rng = np.random.default_rng(rng) if isinstance(rng, (int, np.integer)) else rng
     noise = sigma * rng.standard_normal(tuple(x.shape))
     if isinstance(x, torch.Tensor): return x + torch.as_tensor(noise, dtype=x.dtype, device=x.device)
     return (x + noise).astype(x.dtype)
 
-# %% ../nbs/01_sims.ipynb #fb53c0fa
-def simulate_lorenz96(n_samples: int, n_nodes: int = 10, n_steps: int = 1000, forcing: float = 10.0, dt: float = 0.1,
-                      noise: float = 0.1, burn_in: int = 1000, substeps: int = 10, seed: int = 0) -> dict[str, np.ndarray]:
-    "Lorenz-96 samples: `x` `(samples, nodes, time, 1)` float32 and the fixed graph `edges` `(samples, nodes, nodes)` (i causes j)."
-    if n_nodes < 4: raise ValueError(f"Lorenz-96 needs at least 4 series, got n_nodes={n_nodes}")
-    if min(n_samples, n_steps, substeps) < 1 or burn_in < 0 or dt <= 0:
-        raise ValueError("n_samples, n_steps and substeps must be >= 1, burn_in >= 0 and dt > 0")
-    rng = np.random.default_rng(seed)
-    x = 0.01 * rng.standard_normal((n_samples, n_nodes))
-    h = dt / substeps
-    rhs = lambda s: (np.roll(s, -1, 1) - np.roll(s, 2, 1)) * np.roll(s, 1, 1) - s + forcing
-    out = np.empty((n_samples, n_nodes, n_steps))
-    for step in range(burn_in + n_steps):
-        for _ in range(substeps):
-            k1 = rhs(x); k2 = rhs(x + h / 2 * k1); k3 = rhs(x + h / 2 * k2); k4 = rhs(x + h * k3)
-            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        if step >= burn_in: out[:, :, step - burn_in] = x
-    out += noise * rng.standard_normal(out.shape)
-    idx = np.arange(n_nodes)
-    graph = np.zeros((n_nodes, n_nodes), dtype=np.int8)
-    for shift in (-1, 1, -2): graph[(idx + shift) % n_nodes, idx] = 1   # i-1, i+1 and i-2 drive i
-    return {"x": out[..., None].astype(np.float32), "edges": np.broadcast_to(graph, (n_samples, n_nodes, n_nodes)).copy()}
-
-# %% ../nbs/01_sims.ipynb #f6fdb0a4
-def simulate_sparse_var(n_samples: int, n_nodes: int = 20, n_steps: int = 1000, lag: int = 3, edge_prob: float = 0.2,
-                        coef: float = 1.0, noise: float = 0.1, burn_in: int = 100, seed: int = 0) -> dict[str, np.ndarray]:
-    "Stable sparse VAR(`lag`) samples, one random graph each: `x` `(samples, nodes, time, 1)` float32, `edges` (i causes j)."
-    if lag < 1 or n_nodes < 2: raise ValueError(f"need lag >= 1 and n_nodes >= 2, got lag={lag}, n_nodes={n_nodes}")
-    rng = np.random.default_rng(seed)
-    n_parents = int(round(edge_prob * (n_nodes - 1)))
-    draw = rng.random((n_samples, n_nodes, n_nodes))                 # [b, cause, effect]
-    draw[:, np.arange(n_nodes), np.arange(n_nodes)] = np.inf          # never its own parent
-    rank = draw.argsort(1).argsort(1)                                 # rank of each cause per effect
-    edges = (rank < n_parents).astype(np.int8)                        # the n_parents lowest draws are parents
-    weights = coef * (edges + np.eye(n_nodes, dtype=np.int8))        # (B, cause, effect), self-lags included
-    companion = np.zeros((n_samples, n_nodes * lag, n_nodes * lag))
-    companion[:, n_nodes:, :-n_nodes] = np.eye(n_nodes * (lag - 1))
-    scale = np.ones(n_samples)
-    while True:                                                       # shrink each sample's coefficients until stable
-        for l in range(lag): companion[:, :n_nodes, l * n_nodes:(l + 1) * n_nodes] = scale[:, None, None] * weights.transpose(0, 2, 1)
-        unstable = np.abs(np.linalg.eigvals(companion)).max(1) > 0.97
-        if not unstable.any(): break
-        scale[unstable] *= 0.95
-    a = scale[:, None, None] * weights.transpose(0, 2, 1)            # x_t[effect] = sum_l a[effect, cause] x_{t-l}[cause]
-    x = np.zeros((n_samples, n_nodes, burn_in + n_steps + lag))
-    x[:, :, :lag] = noise * rng.standard_normal((n_samples, n_nodes, lag))
-    for t in range(lag, x.shape[2]):
-        x[:, :, t] = np.einsum("bec,bcl->be", a, x[:, :, t - lag:t]) + noise * rng.standard_normal((n_samples, n_nodes))
-    return {"x": x[:, :, -n_steps:, None].astype(np.float32), "edges": edges}
-
-# %% ../nbs/01_sims.ipynb #fc61c5ca
+# %% ../nbs/01_sims.ipynb #b93accbe
 def _to_array(a) -> np.ndarray:
     "float64 numpy copy of an array or tensor."
     if isinstance(a, torch.Tensor): a = a.detach().cpu().numpy()
     return np.asarray(a, dtype=np.float64)
 
 def plot_graph(edges, ax=None, node_colors=None, title: str | None = None, labels=None):
-    """Draw `(nodes, nodes)` edge values in [0, 1] (`[i, j]`: i -> j) as arrows between nodes on a circle; return the axes.
+    """Draw `(nodes, nodes)` edge values in [0, 1] (`[i, j]`: i -> j) as arrows between nodes on a circle
+
+    Returns the axes.
 
     `labels`: one name per node, written beside it outside the circle."""
     edges = _to_array(edges)
@@ -338,17 +426,21 @@ def plot_graph(edges, ax=None, node_colors=None, title: str | None = None, label
     ax.scatter(pos[:, 0], pos[:, 1], s=350, c=colors, zorder=3, edgecolors="k")
     for i in range(n): ax.text(*pos[i], str(i), ha="center", va="center", zorder=4, color="w", weight="bold")
     for (c, s), name in zip(pos, labels if labels is not None else []):
-        ax.text(1.3 * c, 1.3 * s, str(name), fontsize=9, clip_on=False, ha="left" if c > 0.3 else "right" if c < -0.3 else "center",
+        ax.text(1.3 * c, 1.3 * s, str(name), fontsize=9, clip_on=False,
+                ha="left" if c > 0.3 else "right" if c < -0.3 else "center",
                 va="bottom" if s > 0.3 else "top" if s < -0.3 else "center")
     ax.set_xlim(-1.35, 1.35); ax.set_ylim(-1.35, 1.35); ax.set_aspect("equal"); ax.axis("off")
     if title: ax.set_title(title)
     return ax
 
+# %% ../nbs/01_sims.ipynb #ceed9be1
 def plot_sample(x, edges, system: str = "springs", feature: int = 1, axes=None, title: str | None = None):
     "Plot one sample `x` `(nodes, time, features)` and its graph `edges` `(nodes, nodes)`; return the figure."
     x = _to_array(x)
     if x.ndim != 3: raise ValueError(f"x must be one sample of shape (nodes, time, features), got {x.shape}")
-    if system not in SYSTEMS: raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS}")
+    if system not in SYSTEMS + GRANGER_SYSTEMS:
+        raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS + GRANGER_SYSTEMS}")
+    if not 0 <= feature < x.shape[-1]: raise ValueError(f"feature {feature} out of range for {x.shape[-1]} feature(s)")
     if tuple(np.shape(edges)) != (x.shape[0],) * 2:
         raise ValueError(f"edges must have shape ({x.shape[0]}, {x.shape[0]}) to match x, got {tuple(np.shape(edges))}")
     if axes is None: fig, axes = plt.subplots(1, 2, figsize=(7, 3.2), gridspec_kw=dict(width_ratios=[1.2, 1]))

@@ -23,7 +23,8 @@ def test_every_report_has_a_notebook_and_a_claim_prefix():
         assert (ROOT / "nbs" / f"{params.get('notebook', name)}.ipynb").exists(), name
 CLAIM_PREFIX = {"exp_kuramoto": "kuramoto", "exp_particles": "particles", "exp_netsim": "netsim",
                 "exp_training_size": "training_size", "exp_noise": "noise", "exp_temperature": "temperature",
-                "exp_unobserved": "unobserved", "exp_unobserved_uninfluenced": "unobserved"}
+                "exp_unobserved": "unobserved", "exp_unobserved_uninfluenced": "unobserved",
+                "exp_baselines": "baselines"}
 
 
 @pytest.mark.parametrize("report", REPORTS, ids=lambda p: f"{p.parent.name}/{p.name}")
