@@ -25,7 +25,7 @@ from .core import atomic_folder, check_series, to_json_safe
 from .data import Normalizer, feature_stats
 from .metrics import format_ci
 from .model import ACD
-from .sims import SimConfig, add_observation_noise, simulate
+from .sims import SimConfig, add_observation_noise, kuramoto_phase, scale_omega, simulate
 from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
@@ -202,8 +202,8 @@ def derive_kuramoto(loaded: LoadedModel, sin_phi: np.ndarray) -> np.ndarray:
     cos = np.sign(np.gradient(s, step, axis=-1)) * np.sqrt(1 - s ** 2)
     phi = np.unwrap(np.arctan2(s, cos), axis=-1)
     rate = np.gradient(phi, step, axis=-1)
-    omega = 2 * (kuramoto_intercepts(phi, rate) - sim["omega_low"]) / (sim["omega_high"] - sim["omega_low"]) - 1
-    phase = (np.mod(phi + np.pi, 2 * np.pi) - np.pi) / np.pi
+    omega = scale_omega(kuramoto_intercepts(phi, rate), sim["omega_low"], sim["omega_high"])
+    phase = kuramoto_phase(phi)
     return np.stack([rate, s, phase, np.broadcast_to(omega[..., None], s.shape)], -1)
 
 def derive_velocities(loaded: LoadedModel, positions: np.ndarray) -> np.ndarray:

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'SimConfig', 'random_graphs', 'simulate',
-           'add_observation_noise', 'plot_graph', 'plot_sample']
+__all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'SimConfig', 'random_graphs', 'kuramoto_phase', 'scale_omega',
+           'simulate', 'add_observation_noise', 'plot_graph', 'plot_sample']
 
 # %% ../nbs/01_sims.ipynb #7bf23305
 SYSTEMS = ("springs", "kuramoto")                 # the physics datasets of the paper
@@ -228,6 +228,14 @@ def _kuramoto_rhs(coupling: np.ndarray, omega: np.ndarray):
         return out
     return rhs
 
+def kuramoto_phase(phi: np.ndarray) -> np.ndarray:
+    "Phase feature: φ wrapped to [-1, 1) (in units of π)"
+    return (np.mod(phi + np.pi, 2 * np.pi) - np.pi) / np.pi
+
+def scale_omega(omega: np.ndarray, low: float, high: float) -> np.ndarray:
+    "Natural-frequency feature: ω mapped from [low, high] to [-1, 1]"
+    return 2 * (omega - low) / (high - low) - 1
+
 def _minmax(a: np.ndarray) -> np.ndarray:
     "Scale `(..., time)` to [-1, 1] along time, per series (a constant series becomes 0)."
     lo, hi = a.min(-1, keepdims=True), a.max(-1, keepdims=True)
@@ -265,8 +273,8 @@ def _kuramoto_rollout(edges: np.ndarray, phi0: np.ndarray, omega: np.ndarray, cf
         phase = _minmax(phi_t)
     else:
         rate = np.stack([rhs(p, np.empty_like(p)) for p in kept_phi]).transpose(2, 1, 0)
-        phase = (np.mod(phi_t + np.pi, 2 * np.pi) - np.pi) / np.pi
-    scaled_omega = 2 * (omega - cfg.omega_low) / (cfg.omega_high - cfg.omega_low) - 1
+        phase = kuramoto_phase(phi_t)
+    scaled_omega = scale_omega(omega, cfg.omega_low, cfg.omega_high)
     feats = np.stack([rate, np.sin(phi_t), phase, np.broadcast_to(scaled_omega[..., None], phi_t.shape)], -1)
     return feats[:, :, :cfg.n_steps]
 
