@@ -26,8 +26,8 @@ $(DEV_STAMP): $(STAMP)
 	rm -f $(VENV)/.installed-dev-*
 	touch $@
 
-# one torch thread: 17 s instead of 13 s on a quiet 2-core machine, but 2 threads beside any other busy
-# process oversubscribe the cores and the same demo took 293 s
+# one torch thread: a little slower on a quiet machine, but two threads beside any other busy process
+# oversubscribe the cores and slow torch down many times over
 demo: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/acd demo --out _reports/demo
 

@@ -221,12 +221,7 @@ PRESETS = {
     "paper": Preset("paper", n_train=50_000, n_valid=10_000, n_test=200),
 }
 
-# Where a system needs other settings at a scale. Kuramoto at `cpu` scale: a probe of six settings
-# at equal samples seen (300k) gave test AUROC (Enc) 0.87 for a CNN encoder with hidden 64 and lr 2e-3,
-# against 0.62 (hidden 128, lr 1e-3), 0.68 (hidden 128, lr 2e-3), 0.58 (hidden 256, lr 5e-4) and 0.52
-# for an MLP encoder; the smaller model is also ~3x cheaper per sample. Compiling the CNN encoder
-# (`acd_nb.train.TrainConfig.compile`) made its CPU training steps ~1.5x faster; the MLP encoder gains
-# little or loses, so springs trains eagerly.
+# where a system needs other settings at a scale (measured: see the prose above)
 SYSTEM_PRESETS = {("cpu", "kuramoto"): dict(hidden=64, lr=2e-3, compile=True)}
 
 def get_preset(name: str, system: str | None = None, **overrides) -> Preset:
