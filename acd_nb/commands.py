@@ -187,6 +187,9 @@ def check_out_folder(out: Path, force: bool = False):
     if not (out / WRITTEN_BY_ACD).exists():
         raise FileExistsError(f"{out} was not written by acd (it has no {WRITTEN_BY_ACD} file): --force replaces only "
                               "acd's own folders; remove it yourself or choose another --out")
+    if "only these files:" not in (out / WRITTEN_BY_ACD).read_text():
+        raise FileExistsError(f"{out} was written by an older acd that did not list its files: --force cannot tell "
+                              "them from yours; remove the folder yourself or choose another --out")
     foreign = foreign_files(out)
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
