@@ -26,8 +26,8 @@ from .metrics import edge_auroc
 # %% auto #0
 __all__ = ['NGC_LAMBDAS_KURAMOTO', 'NGC_LAMBDAS_NETSIM', 'NGC_LAMBDAS_LORENZ', 'ESRU_LAMBDAS_KURAMOTO', 'ESRU_ALPHAS',
            'BASELINES', 'OPTIONAL_BASELINES', 'simulate_var', 'Baseline', 'LinearGranger', 'MutualInformation',
-           'TransferEntropy', 'path_scores', 'norm_scores', 'auroc_with_self', 'lambda_path_auroc',
-           'LambdaPathBaseline', 'NeuralGranger', 'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline', 'score_baselines']
+           'TransferEntropy', 'path_scores', 'norm_scores', 'lambda_path_auroc', 'LambdaPathBaseline', 'NeuralGranger',
+           'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline', 'score_baselines']
 
 # %% ../nbs/30_baselines.ipynb #c979a3f7
 def simulate_var(n_nodes: int = 5, n_steps: int = 500, edge_prob: float = 0.3, weight: float = 0.5,
@@ -265,17 +265,6 @@ def norm_scores(norms) -> np.ndarray:
     return (norms / norms.amax((1, 2), keepdim=True).clamp_min(1e-12)).sum(0).T.numpy()
 
 # %% ../nbs/30_baselines.ipynb #020783c1
-def auroc_with_self(scores, edges) -> float:
-    """Pooled AUROC over **all** entries of `(samples, nodes, nodes)` scores, the diagonal labelled 1
-
-    The Lorenz-96 / VAR convention of the NGC and eSRU papers for continuous scores."""
-    scores, edges = np.asarray(scores, dtype=np.float64), np.asarray(edges)
-    if scores.shape != edges.shape or scores.ndim != 3:
-        raise ValueError(f"need scores and edges of one shape (samples, nodes, nodes), got {scores.shape}, "
-                         f"{edges.shape}")
-    labels = edges.astype(bool) | np.eye(edges.shape[-1], dtype=bool)
-    return float(roc_auc_score(labels.ravel(), scores.ravel()))
-
 def lambda_path_auroc(norms, edges, self_edges: bool = True) -> float:
     """The NGC and eSRU papers' AUROC of one dataset: one ROC point per λ, the graph "group non-zero at λ"
 

@@ -38,17 +38,22 @@ def posterior_to_scores(q_edges, no_edge_type: int = 0):
     return edges_to_matrix(1 - q_edges[..., no_edge_type])
 
 # %% ../nbs/03_metrics.ipynb #b02b95ff
-def _offdiag_scores_labels(scores, edges) -> tuple[np.ndarray, np.ndarray]:
-    "Checked scores and 0/1 edges `(B, N, N)` as `(B, N(N-1))` arrays"
+def _scores_labels(scores, edges, self_edges: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Checked scores and 0/1 edges `(B, N, N)` as `(B, entries)` arrays
+
+    Off-diagonal entries `(B, N(N-1))`, or with `self_edges` all `(B, N²)`, the diagonal labelled 1."""
     scores, edges = _to_numpy(scores, "scores"), _to_numpy(edges, "edges")
     if scores.shape != edges.shape:
         raise ValueError(f"scores shape {scores.shape} does not match edges shape {edges.shape}")
     if scores.ndim != 3 or scores.shape[1] != scores.shape[2] or scores.shape[1] < 2:
         raise ValueError("scores and edges must have shape (samples, nodes, nodes) with nodes >= 2, "
                          f"got {scores.shape}")
-    scores, labels = matrix_to_edges(scores), matrix_to_edges(edges)
-    if not np.isfinite(scores).all(): raise ValueError("scores contain NaN or infinite values off the diagonal")
-    if not np.isin(labels, (0, 1)).all(): raise ValueError("edges must hold only 0 and 1 off the diagonal")
+    if self_edges:
+        edges = np.where(np.eye(edges.shape[1], dtype=bool), 1, edges)
+        scores, labels, where = scores.reshape(len(scores), -1), edges.reshape(len(edges), -1), ""
+    else: scores, labels, where = matrix_to_edges(scores), matrix_to_edges(edges), " off the diagonal"
+    if not np.isfinite(scores).all(): raise ValueError(f"scores contain NaN or infinite values{where}")
+    if not np.isin(labels, (0, 1)).all(): raise ValueError(f"edges must hold only 0 and 1{where}")
     return scores, labels
 
 def _rank_auroc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -60,11 +65,12 @@ def _rank_auroc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where((n_pos > 0) & (n_neg > 0), u / (n_pos * n_neg), np.nan)
 
-def edge_auroc(scores, edges, per_sample: bool = False):
+def edge_auroc(scores, edges, per_sample: bool = False, self_edges: bool = False):
     """Edge AUROC of scores `(B, N, N)` against 0/1 `edges`, off-diagonal only
 
-    `scores[b, i, j]`: i causes j. A pooled float, or `(B,)` if `per_sample`."""
-    scores, labels = _offdiag_scores_labels(scores, edges)
+    `scores[b, i, j]`: i causes j. A pooled float, or `(B,)` if `per_sample`. With `self_edges` every entry
+    counts and the diagonal is labelled 1: the NGC and eSRU papers' Lorenz-96 and VAR convention."""
+    scores, labels = _scores_labels(scores, edges, self_edges)
     if per_sample: return _rank_auroc(scores, labels)
     if labels.min() == labels.max():
         raise ValueError(f"AUROC is undefined: every off-diagonal label is {int(labels.flat[0])}, both classes are "
@@ -73,7 +79,7 @@ def edge_auroc(scores, edges, per_sample: bool = False):
 
 def edge_accuracy(scores, edges, threshold: float = 0.5) -> float:
     "Share of off-diagonal entries of `(B, N, N)` where `scores > threshold` hits the edge"
-    scores, labels = _offdiag_scores_labels(scores, edges)
+    scores, labels = _scores_labels(scores, edges)
     return float(((scores > threshold) == labels.astype(bool)).mean())
 
 def edge_metrics(scores, edges, threshold: float = 0.5) -> dict:
