@@ -313,7 +313,8 @@ def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
         return None
     return series, features
 
-def _table_to_array(df: pd.DataFrame, source: str, time_column: str | None) -> tuple[np.ndarray, list[str], list | None]:
+def _table_to_array(df: pd.DataFrame, source: str,
+                    time_column: str | None) -> tuple[np.ndarray, list[str], list[str] | None]:
     """Table, one row per time step -> array, series names and feature names (None without `<series>.<feature>`)
 
     One column per series (or per `<series>.<feature>`) gives `(nodes, time)` (or `(1, nodes, time, features)`)."""
@@ -430,7 +431,8 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
                                  f"{found_names}")
             found_names = item_names
         if k and item_features != found_features:
-            raise ValueError(f"feature names differ: {label} has {item_features}, but earlier samples have {found_features}")
+            raise ValueError(f"feature names differ: {label} has {item_features}, but earlier samples have "
+                             f"{found_features}")
         found_features = item_features
         arrays.append(a)
         sources += [label] if len(a) == 1 else [f"{label}[{s}]" for s in range(len(a))]

@@ -356,7 +356,8 @@ def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: 
         if mean_lo[f] <= mean[f] <= mean_hi[f] and std_lo[f] / 1.5 <= std[f] <= std_hi[f] * 1.5:
             continue
         notes.append(f"warning: feature {feature!r} of {name} does not look like model {loaded.name!r}'s training data "
-                     f"(scaled mean {float(mean[f]):.2f}, single training samples {mean_lo[f]:.2f} to {mean_hi[f]:.2f}; "
+                     f"(scaled mean {float(mean[f]):.2f}, single training samples {mean_lo[f]:.2f} to "
+                     f"{mean_hi[f]:.2f}; "
                      f"spread {float(std[f]):.2f}, training samples {std_lo[f]:.2f} to {std_hi[f]:.2f}): "
                      "was it computed and scaled the same way?")
     return notes

@@ -33,8 +33,8 @@ from .sims import SimConfig
 
 # %% auto #0
 __all__ = ['SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors', 'save_checkpoint',
-           'load_checkpoint', 'evaluate_loss', 'compile_encoder', 'distributed_env', 'fit', 'write_or_check_run',
-           'warm_start', 'discard_unstarted_run', 'train_dataset', 'train_simulated']
+           'load_checkpoint', 'load_weights', 'evaluate_loss', 'compile_encoder', 'distributed_env', 'fit',
+           'write_or_check_run', 'discard_unstarted_run', 'train_dataset', 'train_simulated']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 @dataclass
@@ -121,6 +121,14 @@ def load_checkpoint(path, map_location="cpu") -> dict:
         raise ValueError(f"{path} is not an acd_nb checkpoint (no model weights and config in it)")
     return ckpt
 
+def load_weights(model, checkpoint, map_location="cpu") -> dict:
+    "Load `checkpoint`'s weights into `model`, which must have the same config; returns the checkpoint"
+    ckpt = load_checkpoint(checkpoint, map_location=map_location)
+    if ckpt["config"] != model.cfg.to_dict():
+        raise ValueError(f"{checkpoint} holds a model with another config than this one; use another out_dir or init")
+    model.load_state_dict(ckpt["model"])
+    return ckpt
+
 # %% ../nbs/14_train.ipynb #bc3669e5
 @torch.no_grad()
 def evaluate_loss(model, x: torch.Tensor, edges: torch.Tensor | None = None, batch_size: int = 256,
@@ -205,11 +213,7 @@ class _Run:
         """Continue from `last.pt`; False when its time budget is spent
 
         Restores weights, optimiser, scheduler, RNG and position."""
-        ckpt = load_checkpoint(self.out_dir / "last.pt", map_location=self.device)
-        if ckpt["config"] != self.model.cfg.to_dict():
-            raise ValueError(f"{self.out_dir / 'last.pt'} was trained with a different model config; use another "
-                             "out_dir")
-        self.model.load_state_dict(ckpt["model"])
+        ckpt = load_weights(self.model, self.out_dir / "last.pt", map_location=self.device)
         self.opt.load_state_dict(ckpt["optimizer"]); self.sched.load_state_dict(ckpt["scheduler"])
         # loaded onto the run's device  # several processes: each keeps its own seeded stream
         if self.world == 1: torch.set_rng_state(ckpt["rng"].cpu())
@@ -347,14 +351,6 @@ def write_or_check_run(run_file, run: dict):
         raise ValueError(f"{run_file.parent} holds a run with a different {', '.join(differs)} configuration; use "
                          "another --out")
 
-# %% ../nbs/14_train.ipynb #34e74cab
-def warm_start(model, checkpoint):
-    "Load `checkpoint`'s weights into `model`; both must have the same config"
-    ckpt = load_checkpoint(checkpoint)
-    if ckpt["config"] != model.cfg.to_dict():
-        raise ValueError(f"{checkpoint} holds a model with another config; a warm start needs the same one")
-    model.load_state_dict(ckpt["model"])
-
 # %% ../nbs/14_train.ipynb #10c73cd0
 def discard_unstarted_run(out_dir: Path):
     "Remove the `run.json` of a run that failed before its first checkpoint (and its folder, if then empty)"
@@ -370,7 +366,8 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
 
     Returns `model`, `history`, `data`, `run` (configs).
     `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`.
-    `init`, a checkpoint of a model with the same config, is where a new run starts (`warm_start`); it is kept in `run.json`."""
+    `init`, a checkpoint of a model with the same config, is where a new run starts (`load_weights`);
+    it is kept in `run.json`."""
     if threads: torch.set_num_threads(threads)
     system = data.config["sim"]["system"]
     p = get_preset(preset, system) if isinstance(preset, str) else preset
@@ -386,7 +383,7 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
     out_dir = Path(out_dir) if out_dir is not None else None
     seed_everything(seed)
     net = ACD.from_config(model_cfg)
-    if init is not None: warm_start(net, init)  # a resumed run then replaces these weights by its own
+    if init is not None: load_weights(net, init)  # a resumed run then replaces these weights by its own
     fresh = out_dir is not None and not (out_dir / "run.json").exists()
     if out_dir is not None and distributed_env()[0] == 0: write_or_check_run(out_dir / "run.json", run)
     try: history = fit(net, (x, data.train["edges"]), (data.valid["x"], data.valid["edges"]), train_cfg, out_dir)
