@@ -25,7 +25,7 @@ from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_js
 from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model,
-                               model_for_features, order_features, pretrained_path, prepare_series,
+                               model_for_features, pretrained_path, prepare_series,
                                simulate_test_set)
 from .reports import PAPER
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
@@ -310,9 +310,8 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
     label = Path(series.sources[0]).name if len(series.x) == 1 else f"the {len(series.x)} input samples"
     loaded, notes = model_for_features(loaded, series.x.shape[-1])
-    x, ordered = order_features(loaded, series.x, series.feature_names, name=label)
-    x, prepared = prepare_series(loaded, x, name=label)
-    notes += [f"warning: {w.message}" for w in caught] + ordered + prepared
+    x, prepared = prepare_series(loaded, series.x, name=label, feature_names=series.feature_names)
+    notes += [f"warning: {w.message}" for w in caught] + prepared
     notes += distribution_notes(loaded, x, name=label)
     for note in notes:
         if verbose: print(note if note.startswith("warning: ") else f"note: {note}")

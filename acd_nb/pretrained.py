@@ -31,7 +31,7 @@ from .train import load_checkpoint, save_checkpoint
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
            'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
-           'derive_velocities', 'Derivation', 'derivation', 'prepare_series', 'model_for_features', 'order_features',
+           'derive_velocities', 'Derivation', 'derivation', 'order_features', 'prepare_series', 'model_for_features',
            'simulate_test_set', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
            'export_pretrained']
 
@@ -230,6 +230,21 @@ def derivation(feature_names, n_features: int):
     entry = DERIVATIONS.get(tuple(feature_names))
     return entry if entry is not None and entry.n_inputs == n_features else None
 
+# %% ../nbs/41_pretrained.ipynb #0653bcce
+def order_features(loaded: LoadedModel, x: np.ndarray, feature_names: list[str] | None,
+                   name: str = "input") -> tuple[np.ndarray, list[str]]:
+    "`x (B, N, T, D)` with its named features put in `loaded`'s order, and a note if they moved"
+    if feature_names is None: return x, []
+    reads = list(loaded.feature_names)
+    expected = reads[:len(feature_names)] if derivation(reads, len(feature_names)) else reads
+    if len(feature_names) != len(expected): return x, []  # a count the model does not read: prepare_series says so
+    if sorted(feature_names) != sorted(expected):
+        raise ValueError(f"{name}: feature names {', '.join(feature_names)} are not those model {loaded.name!r} reads "
+                         f"({', '.join(expected)}); name the columns <series>.<feature> with these")
+    if list(feature_names) == expected: return x, []
+    order = [list(feature_names).index(f) for f in expected]
+    return x[..., order], [f"{name}: features reordered from {', '.join(feature_names)} to {', '.join(expected)}"]
+
 # %% ../nbs/41_pretrained.ipynb #1f47b377
 OUT_OF_RANGE = 3.0  # |scaled value| beyond which inputs are probably in other units than the training data
 
@@ -246,14 +261,17 @@ def _models_reading(n_features: int) -> str:
     read = "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items())
     return "; no shipped model reads " + f"{n_features} (" + read + ")"
 
-def prepare_series(loaded: LoadedModel, x, name: str = "input") -> tuple[np.ndarray, list[str]]:
+def prepare_series(loaded: LoadedModel, x, name: str = "input",
+                   feature_names: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
     """Checked, cut and scaled series `x (B, N, T, D)` for `loaded`, with notes
 
-    MLP inputs are cut to `n_steps`. Returns `(x_scaled (B, N, T', D) float32, notes)`."""
+    Named features are put in the model's order (`order_features`); MLP inputs are cut to `n_steps`.
+    Returns `(x_scaled (B, N, T', D) float32, notes)`."""
     x = np.asarray(x, dtype=np.float32)
     check_series(x, name, min_steps=1)
+    x, notes = order_features(loaded, x, feature_names, name)
     _, n, t, d = x.shape
-    cfg, notes = loaded.model.cfg, []
+    cfg = loaded.model.cfg
     derived = derivation(loaded.feature_names, d) if t >= 3 else None
     if derived:
         x, d = derived.derive(loaded, x).astype(np.float32), len(loaded.feature_names)
@@ -298,21 +316,6 @@ def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple
                                       f"{name!r} "
                                              f"({', '.join(card['feature_names'])}) instead of {loaded.name!r}"]
     return loaded, []
-
-# %% ../nbs/41_pretrained.ipynb #0653bcce
-def order_features(loaded: LoadedModel, x: np.ndarray, feature_names: list[str] | None,
-                   name: str = "input") -> tuple[np.ndarray, list[str]]:
-    "`x (B, N, T, D)` with its named features put in `loaded`'s order, and a note if they moved"
-    if feature_names is None: return x, []
-    reads = list(loaded.feature_names)
-    expected = reads[:len(feature_names)] if derivation(reads, len(feature_names)) else reads
-    if len(feature_names) != len(expected): return x, []  # a count the model does not read: prepare_series says so
-    if sorted(feature_names) != sorted(expected):
-        raise ValueError(f"{name}: feature names {', '.join(feature_names)} are not those model {loaded.name!r} reads "
-                         f"({', '.join(expected)}); name the columns <series>.<feature> with these")
-    if list(feature_names) == expected: return x, []
-    order = [list(feature_names).index(f) for f in expected]
-    return x[..., order], [f"{name}: features reordered from {', '.join(feature_names)} to {', '.join(expected)}"]
 
 # %% ../nbs/41_pretrained.ipynb #ace92e26
 def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: int = 1) -> dict[str, np.ndarray]:
@@ -473,7 +476,7 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
             "features": loaded.info["features"], "feature_names": loaded.feature_names,
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(), "train": run.get("train"),
             "training": _training_summary(run_dir, loaded),
-            "feature_stats": run.get("feature_stats") or feature_stats(simulate_test_set(loaded, 1000)["x"]),
+            "feature_stats": training_feature_stats(loaded, n_samples=1000),
             **(card_extra or {})}
     dest = Path(dest) if dest is not None else pretrained_dir()
     target = dest / name
