@@ -178,7 +178,7 @@ def check_out_folder(out: Path, force: bool = False):
     """Refuse `out` if it is a file, or a non-empty folder acd did not write
 
     A folder acd wrote is replaced only with `force`, only while it holds nothing else; never `.`, home or `/`."""
-    if out.exists() and not out.is_dir(): raise FileExistsError(f"{out} exists and is not a folder")
+    check_can_write(out)
     if not (out.is_dir() and any(out.iterdir())): return
     if not force: raise FileExistsError(f"{out} is not empty; pass --force to replace it")
     resolved = out.resolve()
