@@ -3,6 +3,7 @@ are, and tools/make_reports.py publishes a report in one step, leaving the old o
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -32,6 +33,7 @@ def test_committed_report_keeps_the_contract(report):
     scale, name = report.parent.name, report.name
     res = strict_json((report / "results.json").read_text())
     assert res["parameters"]["scale"] == scale and len(res["parameters"]["seeds"]) >= 3
+    assert not Path(res["parameters"]["out_dir"]).is_absolute()  # no machine paths in the published results either
     assert_claims(res, [c["id"] for c in res["claims"]])
     assert res["claims"] and all(c["id"].startswith(CLAIM_PREFIX[name] + ".") for c in res["claims"])
     nb = nbformat.read(report / f"{name}.ipynb", as_version=4)

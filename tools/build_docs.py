@@ -178,7 +178,11 @@ def execute_all(names: list[str], build: Path, workers: int, digest: str) -> dic
 
 
 def without_machine_paths(text: str, root: Path = ROOT) -> str:
-    "`text` with the checkout's absolute path made relative: a published page must not show the build machine's folders."
+    """`text` with the checkout's absolute path made relative: a published page must not show the build machine's folders
+
+    The Python environment (e.g. warnings from site-packages) is shown by its folder's name, wherever it lives."""
+    env = Path(sys.prefix)
+    text = text.replace(f"{env}{os.sep}", f"{env.name}{os.sep}")
     return text.replace(f"{root}{os.sep}", "").replace(str(root), ".")
 
 

@@ -43,13 +43,17 @@ def collapse_progress(text: str) -> str:
     return "\n".join(line.rsplit("\r", 1)[-1] for line in _ANSI.sub("", text).split("\n"))
 
 
+def shown_paths(text: str, work: Path, shown: str) -> str:
+    "`text` with the work folder shown as `shown` and no other machine paths"
+    return without_machine_paths(text.replace(str(work.resolve()), shown).replace(str(work), shown))
+
+
 def clean_report(nb, work: Path, shown: str):
     "An executed notebook as committed: progress bars collapsed; the work folder shown as `shown`, no machine paths."
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.output_type == "stream": out.text = collapse_progress(out.text)
-    text = nbformat.writes(nb).replace(str(work.resolve()), shown).replace(str(work), shown)
-    return nbformat.reads(without_machine_paths(text), as_version=4)
+    return nbformat.reads(shown_paths(nbformat.writes(nb), work, shown), as_version=4)
 
 
 def build_report(name: str, scale: str, reports_root: Path, work_root: Path) -> float:
@@ -78,7 +82,8 @@ def publish(executed: Path, name: str, scale: str, reports_root: Path, notebook:
                                  "parameters": {**params, "out_dir": shown}}
     with atomic_folder(reports_root / scale / name) as tmp:
         nbformat.write(nb, tmp / f"{name}.ipynb")
-        for path in [work / "results.json", *sorted(work.glob("*.png"))]: shutil.copy2(path, tmp / path.name)
+        (tmp / "results.json").write_text(shown_paths((work / "results.json").read_text(), work, shown))
+        for path in sorted(work.glob("*.png")): shutil.copy2(path, tmp / path.name)
 
 
 def publish_executed(executed: Path, name: str, scale: str, reports_root: Path):
