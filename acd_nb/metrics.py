@@ -66,15 +66,15 @@ def _rank_auroc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return np.where((n_pos > 0) & (n_neg > 0), u / (n_pos * n_neg), np.nan)
 
 def edge_auroc(scores, edges, per_sample: bool = False, self_edges: bool = False):
-    """Edge AUROC of scores `(B, N, N)` against 0/1 `edges`, off-diagonal only
+    """Edge AUROC of scores `(B, N, N)` against 0/1 `edges`, off-diagonal entries unless `self_edges`
 
     `scores[b, i, j]`: i causes j. A pooled float, or `(B,)` if `per_sample`. With `self_edges` every entry
     counts and the diagonal is labelled 1: the NGC and eSRU papers' Lorenz-96 and VAR convention."""
     scores, labels = _scores_labels(scores, edges, self_edges)
     if per_sample: return _rank_auroc(scores, labels)
     if labels.min() == labels.max():
-        raise ValueError(f"AUROC is undefined: every off-diagonal label is {int(labels.flat[0])}, both classes are "
-                         "needed")
+        raise ValueError(f"AUROC is undefined: every {'' if self_edges else 'off-diagonal '}label is "
+                         f"{int(labels.flat[0])}, both classes are needed")
     return float(roc_auc_score(labels.ravel(), scores.ravel()))
 
 def edge_accuracy(scores, edges, threshold: float = 0.5) -> float:
