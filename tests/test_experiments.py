@@ -151,6 +151,8 @@ def test_exp_netsim_table2(tmp_path):
     # a rerun into the same out_dir reuses each seed's run instead of fitting it again; other settings are refused
     again = run_experiment("exp_netsim", tmp_path, tta_lr=0.02, tta_steps=50)
     assert again["per_seed"] == res["per_seed"]
+    # ... and each baseline's scores (eSRU takes half an hour at cpu), kept with the data they were made on
+    assert again["baselines"] == res["baselines"] and (tmp_path / "exp_netsim" / "baselines" / "te.json").exists()
     with pytest.raises(Exception, match="other settings"):
         run_experiment("exp_netsim", tmp_path, tta_lr=0.03, tta_steps=50)
     # restarts: seed 0 reuses its fit and adds the fit of seed 1000; the claim stays on the first fits (the paper's
