@@ -200,8 +200,10 @@ class SpringsSimDecoder(_SimDecoder):
             if self.max_force is not None: force = force.clamp(-self.max_force, self.max_force)
             vel = vel + self.dt * force
             loc = loc + self.dt * vel
-            # reflect at the walls; on the CPU, checking first skips the four masked passes when (as nearly
-            # always) no particle is beyond a wall; on a GPU the check would cost a synchronisation per substep
+            # reflect at the walls; on the CPU, checking first skips the four masked passes in substeps where no
+            # particle of the batch is beyond a wall. Measured on temperature springs (alpha 2): 89% of samples never
+            # cross a wall, so one sample usually skips every pass, a training batch of 128 about half of them (a few
+            # % of a training step). On a GPU the check would cost a synchronisation per substep.
             if loc.device.type != "cpu" or bool((loc.abs() > box).any()):
                 over, under = loc > box, loc < -box
                 loc = torch.where(over, 2 * box - loc, torch.where(under, -2 * box - loc, loc))

@@ -3,9 +3,9 @@ from test_experiments import assert_claims, run_experiment
 
 
 def test_exp_temperature_latent_learns_edges_and_temperature(tmp_path):
-    res = run_experiment("exp_temperature", tmp_path, alpha=2.0, methods=["latent", "none"], seeds=[1])
+    res = run_experiment("exp_temperature", tmp_path, alpha=2.0, methods=["latent", "none"], seeds=[1], oracle_seed=1)
     p = res["parameters"]
-    assert (p["alpha"], p["methods"], p["seeds"], p["scale"]) == ([2.0], ["latent", "none"], [1], "ci")
+    assert (p["alpha"], p["methods"], p["seeds"], p["scale"], p["oracle_seed"]) == ([2.0], ["latent", "none"], [1], "ci", 1)
     row = res["per_seed"][0]
     assert (row["alpha"], row["seed"], row["n_test"]) == (2.0, 1, 32) and set(row) >= {"latent", "none"}
     latent = res["summary"]["2"]["latent"]
