@@ -1,11 +1,13 @@
 """Causal-discovery baselines (acd_nb.baselines): pooled edge AUROC and seconds per sample on Kuramoto and Netsim.
 
 usage: .venv/bin/python bench/bench_baselines.py [--n-samples 20] [--features 1 0] [--methods ngc mi ...]
-                                                 [--netsim-subjects 50] [--netsim-slow-subjects 50] [--threads 2]
+                                                 [--netsim-subjects 50] [--netsim-slow-subjects 50] [--score norm]
+                                                 [--threads 2]
 Run inside the project environment. Prints one `name: value` line per figure.
 Kuramoto: clean default simulator (N=5, T=49 steps), test-style samples from seed 2024; the 1-D baselines see
 one feature per oscillator: 1 = sin(phi) (default), 0 = dphi/dt, 2 = phase/pi. NGC and eSRU use the paper's Kuramoto
-lambda grids; `mi_lag0` is the contemporaneous (symmetric) MI. Netsim sim3 (N=15, T=200, one graph): all subjects for every method unless --netsim-slow-subjects
+lambda grids and the library's group-norm score (`--score path`: the ACD paper's); `mi_lag0` is the contemporaneous
+(symmetric) MI. Netsim sim3 (N=15, T=200, one graph): all subjects for every method unless --netsim-slow-subjects
 limits the neural methods (ngc, esru, mpir); NGC and eSRU use the paper's Netsim lambda grid. Skipped with a
 message when the Netsim folder is missing. Paper (Tables 2/3), Kuramoto | Netsim AUROC: MPIR 0.502 | 0.484,
 TE 0.560 | 0.543, NGC 0.574 | 0.624, eSRU 0.607 | 0.670, MI 0.616 | 0.728, linear Granger 0.647 | 0.503.
@@ -31,6 +33,8 @@ def main():
     parser.add_argument("--methods", nargs="+", default=None, help="subset of acd_nb.baselines.BASELINES (default: all)")
     parser.add_argument("--netsim-subjects", type=int, default=50, help="Netsim subjects for the fast methods (0: skip Netsim)")
     parser.add_argument("--netsim-slow-subjects", type=int, default=50, help="Netsim subjects for ngc, esru and mpir")
+    parser.add_argument("--score", choices=("norm", "path"), default="norm",
+                        help="edge score of ngc and esru: the library's group norms, or the ACD paper's path score")
     parser.add_argument("--threads", type=int, default=2, help="torch / BLAS threads")
     args = parser.parse_args()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"): os.environ.setdefault(var, str(args.threads))
@@ -44,7 +48,8 @@ def main():
     grids = {"kuramoto": {"ngc": NGC_LAMBDAS_KURAMOTO, "esru": ESRU_LAMBDAS_KURAMOTO},
              "netsim": {"ngc": NGC_LAMBDAS_NETSIM, "esru": NGC_LAMBDAS_NETSIM}}
     def build(name, dataset):
-        return get_baseline(name, lambdas=grids[dataset][name]) if name in grids[dataset] else get_baseline(name)
+        if name not in grids[dataset]: return get_baseline(name)
+        return get_baseline(name, lambdas=grids[dataset][name], score=args.score)
 
     print(f"threads: {args.threads}")
     if args.n_samples > 0:
