@@ -494,26 +494,50 @@ def _soft_threshold_(t: torch.Tensor, threshold: float):
     "In place: the proximal step of `threshold * |t|_1`"
     t.copy_(torch.sign(t) * (t.abs() - threshold).clamp_min(0))
 
-def _window_blocks(n_steps: int, window: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """First steps of the blocks of `2 window` steps and the room `(blocks,)` for a window's random offset in each
+def _window_blocks(n_steps: int, window: int, block: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """First steps of the blocks of `block` steps (default `2 window`) and the room `(blocks,)` for a window's
+    random offset in each
 
-    The eSRU authors' training windows: one window of `window` steps at a random offset in every block."""
-    first = torch.arange(max(n_steps // (2 * window), 1)) * 2 * window
+    The eSRU authors' training windows: one window of `window` steps at a random offset in a block."""
+    block = block or 2 * window
+    first = torch.arange(max(n_steps // block, 1)) * block
     return first, (n_steps - 1 - window - first).clamp(max=window)      # the window must end inside the series
+
+def _fit_adam_fixed_prox(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: float, n_iter: int,
+                         extra_prox=None, decay: float = 0.99, decay_every: int = 4) -> int:
+    """The eSRU authors' update, every (λ, effect) network at once; returns `n_iter`
+
+    A per-coordinate Adam step, then the group soft-threshold of `params[0]` at `lr λ` and `extra_prox(params, lr)`:
+    the thresholds stay at the initial `lr` while Adam's rate is multiplied by `decay` every `decay_every` iterations."""
+    opt = torch.optim.Adam(params, lr=lr)
+    schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=decay_every, gamma=decay)
+    for _ in range(n_iter):
+        opt.zero_grad()
+        smooth_fn(params).sum().backward()
+        opt.step()
+        with torch.no_grad():
+            _group_soft_threshold_(params[0], lr * lam[:, None, None])
+            if extra_prox is not None: extra_prox(params, lr)
+        schedule.step()
+    return n_iter
 
 # %% ../nbs/30_baselines.ipynb #22246a1a
 class ESRU(LambdaPathBaseline):
     """eSRU: economy statistical recurrent units with feedback and group-sparse input and output stages
 
-    Proximal Adam along a λ path; scored from the path (see `NeuralGranger`'s `score`)."""
+    Proximal Adam along a λ path (`loop="authors"`: the authors' training loop); scored from the path (see
+    `NeuralGranger`'s `score`)."""
     name = "esru"
 
     def __init__(self, lambdas=ESRU_LAMBDAS_KURAMOTO, hidden: int = 10, out_hidden: int = 10, alphas=ESRU_ALPHAS,
                  lr: float = 0.005, n_iter: int = 500, seed: int = 0, feedback: int = 10, window: int = 125,
-                 l1: float = 0.0, out_group: float = 0.0, score: str = "norm", tie_break: bool = True):
+                 l1: float = 0.0, out_group: float = 0.0, score: str = "norm", tie_break: bool = True,
+                 feedback_layers: int = 2, loop: str = "library"):
         _check_lambdas(lambdas)
         if min(hidden, out_hidden, n_iter, window) < 1 or feedback < 0:
             raise ValueError("hidden, out_hidden, n_iter and window must be >= 1 and feedback >= 0")
+        if feedback_layers not in (1, 2): raise ValueError(f"feedback_layers must be 1 or 2, got {feedback_layers!r}")
+        if loop not in ("library", "authors"): raise ValueError(f"loop must be 'library' or 'authors', got {loop!r}")
         if not all(0 <= a < 1 for a in alphas): raise ValueError(f"alphas must lie in [0, 1), got {alphas}")
         if lr <= 0 or l1 < 0 or out_group < 0:
             raise ValueError(f"need lr > 0, l1 >= 0 and out_group >= 0, got {lr}, {l1}, {out_group}")
@@ -521,6 +545,7 @@ class ESRU(LambdaPathBaseline):
         self.lambdas, self.hidden, self.out_hidden, self.alphas = tuple(lambdas), hidden, out_hidden, tuple(alphas)
         self.lr, self.n_iter, self.seed, self.feedback, self.window = lr, n_iter, seed, feedback, window
         self.l1, self.out_group, self.score, self.tie_break = l1, out_group, score, tie_break
+        self.feedback_layers, self.loop = feedback_layers, loop
 
     @property
     def min_steps(self) -> int: return 3
@@ -534,8 +559,9 @@ class ESRU(LambdaPathBaseline):
                  w_o=_uniform(gen, 1, n_nodes, e, a * d, fan_in=a * d), b_o=_uniform(gen, 1, n_nodes, e, fan_in=a * d),
                  w_y=_uniform(gen, 1, n_nodes, n_feats, e, fan_in=e), b_y=_uniform(gen, 1, n_nodes, n_feats, fan_in=e))
         if q: p.update(w_fb=_uniform(gen, 1, n_nodes, q, d, fan_in=fan_in),          # stored transposed: r @ w_fb
-                       w_r1=_uniform(gen, 1, n_nodes, q, q, fan_in=q), b_r1=_uniform(gen, 1, n_nodes, q, fan_in=q),
-                       w_r2=_uniform(gen, 1, n_nodes, q, q, fan_in=q), b_r2=_uniform(gen, 1, n_nodes, q, fan_in=q))
+                       w_r1=_uniform(gen, 1, n_nodes, q, q, fan_in=q), b_r1=_uniform(gen, 1, n_nodes, q, fan_in=q))
+        if q and self.feedback_layers == 2:
+            p.update(w_r2=_uniform(gen, 1, n_nodes, q, q, fan_in=q), b_r2=_uniform(gen, 1, n_nodes, q, fan_in=q))
         return {k: v.detach().expand(n_lam, *v.shape[1:]).clone().requires_grad_() for k, v in p.items()}
 
     def _losses(self, p: dict, sketch: torch.Tensor, windows: torch.Tensor) -> torch.Tensor:
@@ -544,14 +570,15 @@ class ESRU(LambdaPathBaseline):
         d, a = self.hidden, len(self.alphas)
         drive = torch.einsum("wtsf,kjhsf->wkjth", windows[:, :-1], p["w_in"]) + p["b_in"][None, :, :, None]
         if self.feedback:
-            # r_t = ELU(W_r2 ELU(W_r1 S u_{t-1})): the sketch S and W_r1 are both linear, so one matrix per network
+            # r_t = ELU(W_r2 ELU(W_r1 S u_{t-1})) (one layer: ELU(W_r1 S u_{t-1})): the sketch S and W_r1 are both
+            # linear, so one matrix per network
             m1 = torch.einsum("kjrs,jsu->kjur", p["w_r1"], sketch)
             alpha = torch.tensor(self.alphas).repeat_interleave(d)                    # u is scale-major: (scale, stat)
             u = drive.new_zeros(n_win, *drive.shape[1:3], a * d)
             stats = []
             for t in range(n_in):     # the feedback makes u_t a nonlinear function of u_{t-1}: one step at a time
                 r = F.elu((u.unsqueeze(-2) @ m1).squeeze(-2) + p["b_r1"])
-                r = F.elu((r.unsqueeze(-2) @ p["w_r2"]).squeeze(-2) + p["b_r2"])
+                if "w_r2" in p: r = F.elu((r.unsqueeze(-2) @ p["w_r2"]).squeeze(-2) + p["b_r2"])
                 phi = F.elu(drive[..., t, :] + (r.unsqueeze(-2) @ p["w_fb"]).squeeze(-2))
                 u = alpha * u + (1 - alpha) * phi.repeat(1, 1, 1, a)
                 stats.append(u)
@@ -581,16 +608,24 @@ class ESRU(LambdaPathBaseline):
         sketch_shape = (n_nodes, self.feedback, len(self.alphas) * self.hidden)
         sketch = torch.randn(*sketch_shape, generator=gen) / math.sqrt(max(self.feedback, 1))
         w = min(self.window, n_steps - 1)
-        first, room = _window_blocks(n_steps, w)
+        authors = self.loop == "authors"
+        first, room = _window_blocks(n_steps, w, 2 * (w + 1) if authors else None)
+        turn = -1
 
         def window_losses(params):
-            starts = first + (torch.rand(len(first), generator=gen) * (room + 1)).long()
+            nonlocal turn
+            blocks, rooms = first, room
+            if authors:                                    # one window per iteration, from the blocks in turn
+                turn += 1
+                blocks, rooms = first[turn % len(first)][None], room[turn % len(first)][None]
+            starts = blocks + (torch.rand(len(blocks), generator=gen) * (rooms + 1)).long()
             windows = xt[:, starts[:, None] + torch.arange(w + 1)].permute(1, 2, 0, 3)   # (W, w + 1, causes, D)
             return self._losses(dict(zip(names, params)), sketch, windows)
 
         params = list(p.values())
-        _fit_group_adam(window_losses, params, lam, self.lr, self.n_iter,
-                        extra_prox=lambda ps, rate: self._second_stage(dict(zip(names, ps)), rate))
+        fit = _fit_adam_fixed_prox if authors else _fit_group_adam
+        fit(window_losses, params, lam, self.lr, self.n_iter,
+            extra_prox=lambda ps, rate: self._second_stage(dict(zip(names, ps)), rate))
         return _group_norms(params[0].detach())                                   # (lambdas, effects, causes)
 
 # %% ../nbs/30_baselines.ipynb #4a9610f4

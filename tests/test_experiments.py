@@ -145,6 +145,8 @@ def test_exp_netsim_table2(tmp_path):
     # deterministic baselines on the 10 ci subjects: linear Granger 0.547, contemporaneous MI 0.699 (paper MI 0.728)
     assert 0.0 <= res["baselines"]["linear_granger"]["auroc"] <= 1.0
     assert res["baselines"]["mi_lag0"]["auroc"] > 0.65
+    # fitted once more on the subjects joined in time: at ci only linear Granger is among the baselines run
+    assert set(res["baselines_joined"]) == {"linear_granger"} and 0.0 <= res["baselines_joined"]["linear_granger"]["auroc"] <= 1.0
     assert (tmp_path / "exp_netsim" / "netsim_graph.png").stat().st_size > 10_000
     assert_claims(res, ["netsim.matches_paper"])
     assert res["claims"][0]["ours"] == round(res["auroc"]["acd"]["mean"], 4)
@@ -153,6 +155,8 @@ def test_exp_netsim_table2(tmp_path):
     assert again["per_seed"] == res["per_seed"]
     # ... and each baseline's scores (eSRU takes half an hour at cpu), kept with the data they were made on
     assert again["baselines"] == res["baselines"] and (tmp_path / "exp_netsim" / "baselines" / "te.json").exists()
+    assert again["baselines_joined"] == res["baselines_joined"]
+    assert (tmp_path / "exp_netsim" / "baselines" / "joined_linear_granger.json").exists()
     with pytest.raises(Exception, match="other settings"):
         run_experiment("exp_netsim", tmp_path, tta_lr=0.03, tta_steps=50)
     # restarts: seed 0 reuses its fit and adds the fit of seed 1000; the claim stays on the first fits (the paper's
@@ -179,7 +183,7 @@ def test_exp_baselines(tmp_path):
     p = res["parameters"]
     assert p["settings"] == ["lorenz_F10_T200", "var1_T200"] and len(p["lambdas"]) == 7
     runs = {(r["setting"], r["method"]): r for r in res["per_seed"]}
-    assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "esru", "linear_granger")} | {
+    assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "esru", "esru_library", "linear_granger")} | {
         ("var1_T200", m) for m in ("ngc", "linear_granger")}
     for (setting, method), r in runs.items():
         assert r["seconds"] > 0
