@@ -10,6 +10,7 @@ Docs: https://acd-nb.github.io/acd_nb/baselines.html.md"""
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 import time
 
@@ -610,15 +611,14 @@ class ESRU(LambdaPathBaseline):
         w = min(self.window, n_steps - 1)
         authors = self.loop == "authors"
         first, room = _window_blocks(n_steps, w, 2 * (w + 1) if authors else None)
-        turn = -1
+        turns = itertools.count()
 
         def window_losses(params):
-            nonlocal turn
-            blocks, rooms = first, room
-            if authors:                                    # one window per iteration, from the blocks in turn
-                turn += 1
-                blocks, rooms = first[turn % len(first)][None], room[turn % len(first)][None]
-            starts = blocks + (torch.rand(len(blocks), generator=gen) * (rooms + 1)).long()
+            picked = slice(None)                           # a window in every block, or with the authors' loop
+            if authors:                                    # one per iteration, from the blocks in turn
+                k = next(turns) % len(first)
+                picked = slice(k, k + 1)
+            starts = first[picked] + (torch.rand(len(first[picked]), generator=gen) * (room[picked] + 1)).long()
             windows = xt[:, starts[:, None] + torch.arange(w + 1)].permute(1, 2, 0, 3)   # (W, w + 1, causes, D)
             return self._losses(dict(zip(names, params)), sketch, windows)
 
