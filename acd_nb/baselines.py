@@ -231,6 +231,24 @@ def _group_soft_threshold_(w: torch.Tensor, threshold: torch.Tensor):
     scale = (1 - threshold / _group_norms(w).clamp_min(1e-30)).clamp_min(0)
     w.mul_(scale[:, :, None, :, None])
 
+def _lag_prefix_norms(w: torch.Tensor, n_lags: int) -> torch.Tensor:
+    """Norms of each cause's block restricted to its k + 1 oldest lags, k = 0 .. n_lags - 1: `(λ, effects, causes, lags)`
+
+    `w` `(λ, effects, hidden, causes, lags * features)` with lags oldest first; the last entry is `_group_norms(w)`."""
+    return w.unflatten(-1, (n_lags, -1)).pow(2).sum((2, 5)).cumsum(-1).sqrt()
+
+@torch.no_grad()
+def _lag_prefix_soft_threshold_(w: torch.Tensor, threshold: torch.Tensor, n_lags: int):
+    """In place: the proximal step of the hierarchical lag penalty `threshold * _lag_prefix_norms(w).sum(-1)`
+
+    The nested groups are shrunk one after another from the smallest (the oldest lag alone) to the whole block,
+    which is the exact proximal operator of a tree of nested groups (Jenatton et al. 2011)."""
+    lagged = w.unflatten(-1, (n_lags, -1))                          # a view: (λ, effects, hidden, causes, lags, features)
+    for k in range(n_lags):
+        prefix = lagged[..., :k + 1, :]
+        scale = (1 - threshold / prefix.pow(2).sum((2, 4, 5)).sqrt().clamp_min(1e-30)).clamp_min(0)
+        prefix.mul_(scale[:, :, None, :, None, None])
+
 def _check_lambdas(lambdas) -> torch.Tensor:
     lam = torch.as_tensor(lambdas, dtype=torch.float32)
     if lam.ndim != 1 or len(lam) < 1: raise ValueError(f"lambdas must be a non-empty 1-d sequence, got {lambdas!r}")
@@ -293,11 +311,18 @@ def _per_network(v: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return v.reshape(v.shape + (1,) * (like.ndim - v.ndim))
 
 def _fit_gista(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: float, n_iter: int, tol: float,
-               shrink: float = 0.5, sigma: float = 0.5, max_backtracks: int = 30) -> int:
+               shrink: float = 0.5, sigma: float = 0.5, max_backtracks: int = 30, hierarchy: int = 1) -> int:
     """Monotone GISTA on every (λ, effect) network at once; returns the number of iterations run
 
-    `smooth_fn(params) -> (lambdas, effects)` smooth losses, `params[0]` the grouped first layer."""
-    def objective(ps, smooth): return smooth + lam[:, None] * _group_norms(ps[0]).sum(-1)
+    `smooth_fn(params) -> (lambdas, effects)` smooth losses, `params[0]` the grouped first layer. `hierarchy` > 1
+    penalises the hierarchical lag groups of `params[0]`'s last axis, `hierarchy` lags (`_lag_prefix_norms`)
+    instead of the group lasso."""
+    def penalty(w):
+        return _group_norms(w).sum(-1) if hierarchy == 1 else _lag_prefix_norms(w, hierarchy).sum((-2, -1))
+    def prox_(w, threshold):
+        if hierarchy == 1: _group_soft_threshold_(w, threshold)
+        else: _lag_prefix_soft_threshold_(w, threshold, hierarchy)
+    def objective(ps, smooth): return smooth + lam[:, None] * penalty(ps[0])
     smooth = smooth_fn(params)
     with torch.no_grad(): current = objective(params, smooth.detach())
     step = torch.full(current.shape, float(lr))
@@ -311,7 +336,7 @@ def _fit_gista(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: flo
             pending, accepted = active.clone(), current.clone()
             for _ in range(max_backtracks):
                 trial = [o - _per_network(step, o) * g for o, g in zip(old, grads)]
-                _group_soft_threshold_(trial[0], (step * lam[:, None])[..., None])
+                prox_(trial[0], (step * lam[:, None])[..., None])
                 value = objective(trial, smooth_fn(trial))
                 moved = sum((t - o).pow(2).flatten(2).sum(-1) for t, o in zip(trial, old))
                 ok = pending & (value <= current - sigma / (2 * step) * moved)    # sufficient decrease (Gong et al.)
@@ -441,22 +466,27 @@ class LambdaPathBaseline(Baseline):
 class NeuralGranger(LambdaPathBaseline):
     """Neural Granger Causality: component-wise MLPs with a group lasso on the inputs, along a λ path
 
-    Fitted by GISTA (default, the authors' optimiser) or proximal Adam; scored from the path (see `score`)."""
+    Fitted by GISTA (default, the authors' optimiser) or proximal Adam; scored from the path (see `score`).
+    `penalty="hierarchical"` (GISTA only) is the authors' hierarchical lag penalty."""
     name = "ngc"
 
     def __init__(self, lambdas=NGC_LAMBDAS_KURAMOTO, n_lags: int = 5, hidden: int = 10, lr: float = 0.01,
                  n_iter: int = 1000, seed: int = 0, ridge: float = 1e-2, optimizer: str = "gista",
-                 score: str = "norm", tie_break: bool = True, tol: float = 1e-6):
+                 score: str = "norm", tie_break: bool = True, tol: float = 1e-6, penalty: str = "group"):
         _check_lambdas(lambdas)
         if n_lags < 1 or hidden < 1 or n_iter < 1: raise ValueError("n_lags, hidden and n_iter must be >= 1")
         if lr <= 0 or ridge < 0 or tol < 0:
             raise ValueError(f"need lr > 0, ridge >= 0 and tol >= 0, got {lr}, {ridge}, {tol}")
         if optimizer not in ("adam", "gista"):
             raise ValueError(f"optimizer must be 'adam' or 'gista', got {optimizer!r}")
+        if penalty not in ("group", "hierarchical"):
+            raise ValueError(f"penalty must be 'group' or 'hierarchical', got {penalty!r}")
+        if penalty == "hierarchical" and optimizer != "gista":
+            raise ValueError("penalty='hierarchical' needs optimizer='gista'")
         _check_score(score)
         self.lambdas, self.n_lags, self.hidden, self.lr = tuple(lambdas), n_lags, hidden, lr
         self.n_iter, self.seed, self.ridge, self.optimizer = n_iter, seed, ridge, optimizer
-        self.score, self.tie_break, self.tol = score, tie_break, tol
+        self.score, self.tie_break, self.tol, self.penalty = score, tie_break, tol, penalty
 
     @property
     def min_steps(self) -> int: return self.n_lags + 2
@@ -470,7 +500,8 @@ class NeuralGranger(LambdaPathBaseline):
         params = [p.detach()[:1].expand_as(p).clone().requires_grad_() for p in net.params]
         def smooth(ps): return _mse(net.apply(ps, inputs), target) + self.ridge * ps[2].pow(2).sum((-2, -1))
         if self.optimizer == "adam": _fit_group_adam(smooth, params, lam, self.lr, self.n_iter)
-        else: _fit_gista(smooth, params, lam, self.lr, self.n_iter, self.tol)
+        else: _fit_gista(smooth, params, lam, self.lr, self.n_iter, self.tol,
+                         hierarchy=self.n_lags if self.penalty == "hierarchical" else 1)
         return _group_norms(params[0].detach())                                   # (lambdas, effects, causes)
 
 # %% ../nbs/30_baselines.ipynb #d9085836

@@ -183,12 +183,14 @@ def test_exp_baselines(tmp_path):
     p = res["parameters"]
     assert p["settings"] == ["lorenz_F10_T200", "var1_T200"] and len(p["lambdas"]) == 7
     runs = {(r["setting"], r["method"]): r for r in res["per_seed"]}
-    assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "esru", "esru_library", "linear_granger")} | {
+    assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "ngc_authors", "esru", "esru_library", "linear_granger")} | {
         ("var1_T200", m) for m in ("ngc", "linear_granger")}
+    assert p["ngc_authors"]["penalty"] == "hierarchical" and p["ngc_authors"]["hidden"] == 100
     for (setting, method), r in runs.items():
         assert r["seconds"] > 0
         if method == "linear_granger": continue
-        assert len(r["roc_points"]["fpr"]) == len(r["roc_points"]["tpr"]) == 7   # one ROC point per λ
+        n_lambdas = 8 if method == "ngc_authors" else 7                           # its own, denser λ grid
+        assert len(r["roc_points"]["fpr"]) == len(r["roc_points"]["tpr"]) == n_lambdas   # one ROC point per λ
         for key in ("auroc_paper", "auroc_paper_offdiag", "auroc_norm_with_self", "auroc_norm_offdiag"):
             assert 0.0 <= r[key] <= 1.0
     # measured at ci (seed 0, one thread): NGC on the 10-series VAR(1) 0.886 with the papers' AUROC, linear
