@@ -314,15 +314,9 @@ def _fit_gista(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: flo
                shrink: float = 0.5, sigma: float = 0.5, max_backtracks: int = 30, hierarchy: int = 1) -> int:
     """Monotone GISTA on every (λ, effect) network at once; returns the number of iterations run
 
-    `smooth_fn(params) -> (lambdas, effects)` smooth losses, `params[0]` the grouped first layer. `hierarchy` > 1
-    penalises the hierarchical lag groups of `params[0]`'s last axis, `hierarchy` lags (`_lag_prefix_norms`)
-    instead of the group lasso."""
-    def penalty(w):
-        return _group_norms(w).sum(-1) if hierarchy == 1 else _lag_prefix_norms(w, hierarchy).sum((-2, -1))
-    def prox_(w, threshold):
-        if hierarchy == 1: _group_soft_threshold_(w, threshold)
-        else: _lag_prefix_soft_threshold_(w, threshold, hierarchy)
-    def objective(ps, smooth): return smooth + lam[:, None] * penalty(ps[0])
+    `smooth_fn(params) -> (lambdas, effects)` smooth losses, `params[0]` the grouped first layer, penalised by the
+    hierarchical lag groups of its last axis, `hierarchy` lags (`_lag_prefix_norms`; 1: the group lasso)."""
+    def objective(ps, smooth): return smooth + lam[:, None] * _lag_prefix_norms(ps[0], hierarchy).sum((-2, -1))
     smooth = smooth_fn(params)
     with torch.no_grad(): current = objective(params, smooth.detach())
     step = torch.full(current.shape, float(lr))
@@ -336,7 +330,7 @@ def _fit_gista(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: flo
             pending, accepted = active.clone(), current.clone()
             for _ in range(max_backtracks):
                 trial = [o - _per_network(step, o) * g for o, g in zip(old, grads)]
-                prox_(trial[0], (step * lam[:, None])[..., None])
+                _lag_prefix_soft_threshold_(trial[0], (step * lam[:, None])[..., None], hierarchy)
                 value = objective(trial, smooth_fn(trial))
                 moved = sum((t - o).pow(2).flatten(2).sum(-1) for t, o in zip(trial, old))
                 ok = pending & (value <= current - sigma / (2 * step) * moved)    # sufficient decrease (Gong et al.)
@@ -610,7 +604,7 @@ class ESRU(LambdaPathBaseline):
             stats = []
             for t in range(n_in):     # the feedback makes u_t a nonlinear function of u_{t-1}: one step at a time
                 r = F.elu((u.unsqueeze(-2) @ m1).squeeze(-2) + p["b_r1"])
-                if "w_r2" in p: r = F.elu((r.unsqueeze(-2) @ p["w_r2"]).squeeze(-2) + p["b_r2"])
+                if self.feedback_layers == 2: r = F.elu((r.unsqueeze(-2) @ p["w_r2"]).squeeze(-2) + p["b_r2"])
                 phi = F.elu(drive[..., t, :] + (r.unsqueeze(-2) @ p["w_fb"]).squeeze(-2))
                 u = alpha * u + (1 - alpha) * phi.repeat(1, 1, 1, a)
                 stats.append(u)
@@ -642,13 +636,11 @@ class ESRU(LambdaPathBaseline):
         w = min(self.window, n_steps - 1)
         authors = self.loop == "authors"
         first, room = _window_blocks(n_steps, w, 2 * (w + 1) if authors else None)
-        turns = itertools.count()
+        # a window in every block, or with the authors' loop one per iteration, from the blocks in turn
+        blocks = itertools.cycle([slice(k, k + 1) for k in range(len(first))]) if authors else itertools.repeat(slice(None))
 
         def window_losses(params):
-            picked = slice(None)                           # a window in every block, or with the authors' loop
-            if authors:                                    # one per iteration, from the blocks in turn
-                k = next(turns) % len(first)
-                picked = slice(k, k + 1)
+            picked = next(blocks)
             starts = first[picked] + (torch.rand(len(first[picked]), generator=gen) * (room[picked] + 1)).long()
             windows = xt[:, starts[:, None] + torch.arange(w + 1)].permute(1, 2, 0, 3)   # (W, w + 1, causes, D)
             return self._losses(dict(zip(names, params)), sketch, windows)
