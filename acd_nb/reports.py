@@ -15,12 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .core import write_json
 from .metrics import summarise
 
 # %% auto #0
 __all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'CI_EPOCHS', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain',
-           'overtakes', 'plot_learning_curves', 'model_minutes', 'report_overrides', 'load_reports', 'report_link',
-           'claims_markdown', 'results_markdown']
+           'overtakes', 'plot_learning_curves', 'model_minutes', 'report_overrides', 'reuse_or_make', 'load_reports',
+           'report_link', 'claims_markdown', 'results_markdown']
 
 # %% ../nbs/04_reports.ipynb #f10b70b8
 PAPER = {
@@ -149,6 +150,21 @@ def report_overrides(scale: str, systems: list[str], preset_overrides: dict | No
         else: fields = dict((scale_overrides or {}).get(scale, {}).get(s, {}))
         out[s] = {**fields, "minutes": minutes[s]} if minutes[s] is not None else fields
     return out
+
+# %% ../nbs/04_reports.ipynb #37aa94cc
+def reuse_or_make(path, made_with: dict, make) -> dict:
+    """The record saved in `path` (JSON) with the settings `made_with`, or `make()`'s record, saved there
+
+    `make()` returns a JSON-able dict; the record is `{'settings': made_with, **make()}`. A record made with
+    other settings is refused: a rerun never mixes runs of different settings."""
+    path, made_with = Path(path), json.loads(json.dumps(made_with))
+    if path.exists():
+        saved = json.loads(path.read_text())
+        if saved.get("settings") != made_with:
+            raise ValueError(f"{path} was made with other settings; use another out_dir or remove it")
+        print(f"reused {path}")
+        return saved
+    return json.loads(write_json(path, {"settings": made_with, **make()}).read_text())
 
 # %% ../nbs/04_reports.ipynb #6de81b49
 def load_reports(root="reports") -> list[dict]:

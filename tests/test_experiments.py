@@ -185,7 +185,8 @@ def test_exp_baselines(tmp_path):
     runs = {(r["setting"], r["method"]): r for r in res["per_seed"]}
     assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "ngc_authors", "esru", "esru_library", "linear_granger")} | {
         ("var1_T200", m) for m in ("ngc", "linear_granger")}
-    assert p["ngc_authors"]["penalty"] == "hierarchical" and p["ngc_authors"]["hidden"] == 100
+    assert p["method_args"]["ngc_authors"]["penalty"] == "hierarchical" and p["method_args"]["ngc_authors"]["hidden"] == 100
+    assert len(list((tmp_path / "exp_baselines" / "fits").glob("*.json"))) == len(runs)   # one record per fit, for a rerun
     for (setting, method), r in runs.items():
         assert r["seconds"] > 0
         if method == "linear_granger": continue

@@ -90,3 +90,5 @@ def test_train_parallel_runs_the_notebook_up_to_its_training_cell():
         sources = tp.training_sources(nb)
         assert "fit(" in sources[-1] and not any("fit(" in s for s in sources[:-1])
         assert not any("claim(" in s for s in sources), f"{name}: the training phase would reach the claims"
+    nb = tp.with_parameters(json.loads((ROOT / "nbs" / "exp_baselines.ipynb").read_text()), {"scale": "ci"})
+    assert "fit_or_reuse(name, seed" in tp.training_sources(nb)[-1]   # the baselines' fits, one record per dataset and method
