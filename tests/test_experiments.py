@@ -184,8 +184,9 @@ def test_exp_baselines(tmp_path):
     assert p["settings"] == ["lorenz_F10_T200", "var1_T200"] and len(p["lambdas"]) == 7
     runs = {(r["setting"], r["method"]): r for r in res["per_seed"]}
     assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "ngc_authors", "esru", "esru_library", "linear_granger")} | {
-        ("var1_T200", m) for m in ("ngc", "linear_granger")}
+        ("var1_T200", m) for m in ("ngc", "ngc_authors_var", "linear_granger")}
     assert p["method_args"]["ngc_authors"]["penalty"] == "hierarchical" and p["method_args"]["ngc_authors"]["hidden"] == 100
+    assert p["method_args"]["ngc_authors_var"] == {"penalty": "hierarchical", "ridge": 1e-4, "lr": 0.02, "n_iter": 150}
     assert len(list((tmp_path / "exp_baselines" / "fits").glob("*.json"))) == len(runs)   # one record per fit, for a rerun
     for (setting, method), r in runs.items():
         assert r["seconds"] > 0
