@@ -422,7 +422,7 @@ class _ComponentMLP:
         k, j, h = w1.shape[:3]
         chunk = max(1, _CHUNK_BYTES // (inputs.shape[0] * j * h * inputs.element_size()))
         if chunk < k:
-            return torch.cat([_ComponentMLP.apply([p[i:i + chunk] for p in params], inputs) for i in range(0, k, chunk)])
+            return torch.cat([_ComponentMLP.apply(part, inputs) for part in zip(*(p.split(chunk) for p in params))])
         pre = torch.addmm(b1.reshape(1, -1), inputs.flatten(1), w1.reshape(k * j * h, -1).T)
         hidden = torch.relu(pre).view(-1, k, j, h)
         if w2.shape[2] == 1: out = (hidden * w2.view(k, j, h)).sum(-1)[..., None]          # (batch, models, effects, 1)

@@ -1,7 +1,7 @@
 """Train an experiment notebook's models in parallel processes; the notebook's full run then only evaluates them.
 
 An experiment notebook trains its models one after another in its training cell (the first code cell that
-calls `fit`, `fit_or_reuse`, `train_simulated`, `train_dataset` or `tta`), each in a run folder under `out_dir` that a later run
+calls one of `TRAINING_FUNCTIONS`: `fit`, `fit_or_reuse`, `train_simulated`, `train_dataset`, `tta`), each in a run folder under `out_dir` that a later run
 reuses when its budget is spent. This
 tool runs the notebook's code cells, with the given parameters, up to and including that cell, once per job
 and one process per job, each job with one value of every `--split` parameter (e.g. one seed and one method).
@@ -51,14 +51,15 @@ def with_parameters(nb: dict, params: dict) -> dict:
 
 
 # a call of the library's training functions, not a method such as `Normalizer().fit(`
-TRAINING_CALL = re.compile(r"(?<![.\w])(fit|fit_or_reuse|train_simulated|train_dataset|tta)\(")
+TRAINING_FUNCTIONS = ("fit", "fit_or_reuse", "train_simulated", "train_dataset", "tta")
+TRAINING_CALL = re.compile(rf"(?<![.\w])({'|'.join(TRAINING_FUNCTIONS)})\(")
 
 
 def training_sources(nb: dict) -> list[str]:
     "Sources of the code cells up to and including the first that trains (calls `fit` or a training recipe)."
     sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     last = next((i for i, s in enumerate(sources) if TRAINING_CALL.search(s)), None)
-    if last is None: raise ValueError("no code cell of the notebook calls fit, fit_or_reuse, train_simulated, train_dataset or tta")
+    if last is None: raise ValueError(f"no code cell of the notebook calls any of {', '.join(TRAINING_FUNCTIONS)}")
     return sources[:last + 1]
 
 
