@@ -25,10 +25,10 @@ from .core import check_series
 from .metrics import edge_auroc
 
 # %% auto #0
-__all__ = ['NGC_LAMBDAS_KURAMOTO', 'NGC_LAMBDAS_NETSIM', 'NGC_LAMBDAS_LORENZ', 'ESRU_LAMBDAS_KURAMOTO', 'ESRU_ALPHAS',
-           'BASELINES', 'OPTIONAL_BASELINES', 'simulate_var', 'Baseline', 'LinearGranger', 'MutualInformation',
-           'TransferEntropy', 'path_scores', 'norm_scores', 'lambda_path_auroc', 'LambdaPathBaseline', 'NeuralGranger',
-           'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline', 'score_baselines']
+__all__ = ['NGC_LAMBDAS_KURAMOTO', 'NGC_LAMBDAS_NETSIM', 'NGC_LAMBDAS_LORENZ', 'ESRU_LAMBDAS_KURAMOTO', 'PRETRAIN_LR',
+           'ESRU_ALPHAS', 'BASELINES', 'OPTIONAL_BASELINES', 'simulate_var', 'Baseline', 'LinearGranger',
+           'MutualInformation', 'TransferEntropy', 'path_scores', 'norm_scores', 'lambda_path_auroc',
+           'LambdaPathBaseline', 'NeuralGranger', 'ESRU', 'MPIR', 'PCMCIParCorr', 'get_baseline', 'score_baselines']
 
 # %% ../nbs/30_baselines.ipynb #c979a3f7
 def simulate_var(n_nodes: int = 5, n_steps: int = 500, edge_prob: float = 0.3, weight: float = 0.5,
@@ -464,18 +464,24 @@ class LambdaPathBaseline(Baseline):
     def _score(self, x): return self.scores_from_path(self._checked_path(x).numpy())
 
 # %% ../nbs/30_baselines.ipynb #db9ac404
+PRETRAIN_LR = 0.01   # the NGC authors' unpenalised Adam pretraining in their VAR demo
+
 class NeuralGranger(LambdaPathBaseline):
     """Neural Granger Causality: component-wise MLPs with a group lasso on the inputs, along a λ path
 
     Fitted by GISTA (default, the authors' optimiser) or proximal Adam; scored from the path (see `score`).
-    `penalty="hierarchical"` (GISTA only) is the authors' hierarchical lag penalty."""
+    `penalty="hierarchical"` (GISTA only) is the authors' hierarchical lag penalty. `pretrain` > 0: that many
+    unpenalised Adam steps (rate `PRETRAIN_LR`) on one network per effect, from which every λ then starts (the
+    authors' VAR demo: 10,000)."""
     name = "ngc"
 
     def __init__(self, lambdas=NGC_LAMBDAS_KURAMOTO, n_lags: int = 5, hidden: int = 10, lr: float = 0.01,
                  n_iter: int = 1000, seed: int = 0, ridge: float = 1e-2, optimizer: str = "gista",
-                 score: str = "norm", tie_break: bool = True, tol: float = 1e-6, penalty: str = "group"):
+                 score: str = "norm", tie_break: bool = True, tol: float = 1e-6, penalty: str = "group",
+                 pretrain: int = 0):
         _check_lambdas(lambdas)
         if n_lags < 1 or hidden < 1 or n_iter < 1: raise ValueError("n_lags, hidden and n_iter must be >= 1")
+        if pretrain < 0: raise ValueError(f"pretrain must be >= 0, got {pretrain}")
         if lr <= 0 or ridge < 0 or tol < 0:
             raise ValueError(f"need lr > 0, ridge >= 0 and tol >= 0, got {lr}, {ridge}, {tol}")
         if optimizer not in ("adam", "gista"):
@@ -487,7 +493,10 @@ class NeuralGranger(LambdaPathBaseline):
         _check_score(score)
         self.lambdas, self.n_lags, self.hidden, self.lr = tuple(lambdas), n_lags, hidden, lr
         self.n_iter, self.seed, self.ridge, self.optimizer = n_iter, seed, ridge, optimizer
-        self.score, self.tie_break, self.tol, self.penalty = score, tie_break, tol, penalty
+        self.score, self.tie_break, self.tol, self.penalty, self.pretrain = score, tie_break, tol, penalty, pretrain
+
+    def __repr__(self):   # without pretraining as before it existed: the records of earlier fits stay valid
+        return super().__repr__().replace(", pretrain=0)", ")")
 
     @property
     def min_steps(self) -> int: return self.n_lags + 2
@@ -498,7 +507,14 @@ class NeuralGranger(LambdaPathBaseline):
         gen = torch.Generator().manual_seed(self.seed)
         net = _ComponentMLP(len(lam), x.shape[0], inputs.shape[-1], x.shape[-1], self.hidden, gen)
         # every λ starts from the same network, so the λ alone make the differences along the path
-        params = [p.detach()[:1].expand_as(p).clone().requires_grad_() for p in net.params]
+        first = [p.detach()[:1].clone().requires_grad_() for p in net.params]
+        if self.pretrain:
+            adam = torch.optim.Adam(first, lr=PRETRAIN_LR)
+            for _ in range(self.pretrain):
+                adam.zero_grad()
+                _mse(net.apply(first, inputs), target).sum().backward()
+                adam.step()
+        params = [p.detach().expand_as(q).clone().requires_grad_() for p, q in zip(first, net.params)]
         def smooth(ps): return _mse(net.apply(ps, inputs), target) + self.ridge * ps[2].pow(2).sum((-2, -1))
         if self.optimizer == "adam": _fit_group_adam(smooth, params, lam, self.lr, self.n_iter)
         else: _fit_gista(smooth, params, lam, self.lr, self.n_iter, self.tol,

@@ -186,7 +186,8 @@ def test_exp_baselines(tmp_path):
     assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "ngc_authors", "esru", "esru_library", "linear_granger")} | {
         ("var1_T200", m) for m in ("ngc", "ngc_authors_var", "linear_granger")}
     assert p["method_args"]["ngc_authors"]["penalty"] == "hierarchical" and p["method_args"]["ngc_authors"]["hidden"] == 100
-    assert p["method_args"]["ngc_authors_var"] == {"penalty": "hierarchical", "ridge": 1e-4, "lr": 0.02, "n_iter": 150}
+    assert p["method_args"]["ngc_authors_var"] == {"penalty": "hierarchical", "ridge": 1e-4, "lr": 0.02, "pretrain": 300,
+                                                "n_iter": 150}
     esru = p["method_args"]["esru"]                     # the authors' loop and README settings, shortened at ci
     assert (esru["loop"], esru["lr"], esru["l1"], esru["out_group"], esru["n_iter"]) == ("authors", 0.001, 0.021544, 0.464159, 20)
     assert len(list((tmp_path / "exp_baselines" / "fits").glob("*.json"))) == len(runs)   # one record per fit, for a rerun
