@@ -63,8 +63,11 @@ def _as_sample(x, min_steps: int, name: str = "x") -> np.ndarray:
 class Baseline:
     """Base class of the baselines
 
-    Subclasses set `min_steps` and implement `_score(x)` on a standardised `(nodes, time, features)` float64 array."""
+    Subclasses set `min_steps` and implement `_score(x)` on a standardised `(nodes, time, features)` float64 array.
+    The repr (every constructor argument) is the setting a cached fit is recorded with; an option added later is
+    named in `added_options` and left out of the repr at its default, so that earlier records stay valid."""
     name = "baseline"
+    added_options: tuple[str, ...] = ()
 
     @property
     def min_steps(self) -> int: return 3
@@ -88,7 +91,9 @@ class Baseline:
     def _score(self, x: np.ndarray) -> np.ndarray: raise NotImplementedError
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        defaults = inspect.signature(type(self).__init__).parameters
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items()
+                         if not (k in self.added_options and v == defaults[k].default))
         return f"{type(self).__name__}({args})"
 
 # %% ../nbs/30_baselines.ipynb #1f8b2b18
@@ -474,6 +479,7 @@ class NeuralGranger(LambdaPathBaseline):
     unpenalised Adam steps (rate `PRETRAIN_LR`) on one network per effect, from which every λ then starts (the
     authors' VAR demo: 10,000)."""
     name = "ngc"
+    added_options = ("pretrain",)
 
     def __init__(self, lambdas=NGC_LAMBDAS_KURAMOTO, n_lags: int = 5, hidden: int = 10, lr: float = 0.01,
                  n_iter: int = 1000, seed: int = 0, ridge: float = 1e-2, optimizer: str = "gista",
@@ -494,9 +500,6 @@ class NeuralGranger(LambdaPathBaseline):
         self.lambdas, self.n_lags, self.hidden, self.lr = tuple(lambdas), n_lags, hidden, lr
         self.n_iter, self.seed, self.ridge, self.optimizer = n_iter, seed, ridge, optimizer
         self.score, self.tie_break, self.tol, self.penalty, self.pretrain = score, tie_break, tol, penalty, pretrain
-
-    def __repr__(self):   # without pretraining as before it existed: the records of earlier fits stay valid
-        return super().__repr__().replace(", pretrain=0)", ")")
 
     @property
     def min_steps(self) -> int: return self.n_lags + 2
