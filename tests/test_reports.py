@@ -75,6 +75,10 @@ def test_make_reports_publishes_in_one_step(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="exp_datasets"):
         make_reports.main(["exp_datasets", "--scale", "ci", "--jobs", "1", "--reports", str(reports), "--work", str(work)])
     assert {p.name: p.read_bytes() for p in published.iterdir()} == before
+    (published / "README.md").write_text("how the fits were made\n")        # a hand-written note stays on republishing
+    monkeypatch.setitem(make_reports.REPORTS["ci"], "exp_datasets", {"scale": "ci", "seeds": [0]})
+    make_reports.main(["exp_datasets", "--scale", "ci", "--jobs", "1", "--reports", str(reports), "--work", str(work)])
+    assert (published / "README.md").read_text() == "how the fits were made\n" and (published / "results.json").exists()
 
 
 def test_train_parallel_runs_the_notebook_up_to_its_training_cell():

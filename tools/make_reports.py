@@ -5,8 +5,9 @@ Each experiment runs through papermill with the parameters of `REPORTS` (one tor
 (git-ignored), where their run folders stay: a rerun reuses every model whose training budget is spent and
 resumes the others from their last checkpoint, so a long report can be built across several sessions.
 When a notebook finishes, its executed copy (progress bars collapsed to their last state, no machine paths),
-`results.json` and PNG figures replace `reports/<scale>/<experiment>/` in one step; a notebook that fails
-leaves the committed report as it was and its partial copy in the work folder.
+`results.json` and PNG figures replace `reports/<scale>/<experiment>/` in one step (a hand-written `README.md` there,
+e.g. how the fits were made, is kept); a notebook that fails leaves the committed report as it was and its partial
+copy in the work folder.
 
 usage: python tools/make_reports.py [--scale cpu] [--jobs 2] [experiment ...]    (what `make reports` runs)
        python tools/make_reports.py --publish EXECUTED.ipynb --scale gpu experiment  (a notebook run elsewhere)
@@ -74,9 +75,12 @@ def build_report(name: str, scale: str, reports_root: Path, work_root: Path) -> 
 
 
 def publish(executed: Path, name: str, scale: str, reports_root: Path, notebook: str, params: dict, seconds: float):
-    "Publish an executed notebook, with the `results.json` and PNG figures of its `out_dir`, as `reports_root/scale/name/`."
+    """Publish an executed notebook, with the `results.json` and PNG figures of its `out_dir`, as `reports_root/scale/name/`
+
+    The report folder's hand-written `README.md`, if any, moves into the new one."""
     from acd_nb.core import atomic_folder
     work, shown = Path(params["out_dir"]), f"_reports/{scale}/{name}"
+    notes = reports_root / scale / name / "README.md"
     nb = clean_report(nbformat.read(executed, as_version=4), work, shown)
     nb.metadata["acd_report"] = {"scale": scale, "notebook": f"nbs/{notebook}.ipynb", "seconds": round(seconds),
                                  "parameters": {**params, "out_dir": shown}}
@@ -84,6 +88,7 @@ def publish(executed: Path, name: str, scale: str, reports_root: Path, notebook:
         nbformat.write(nb, tmp / f"{name}.ipynb")
         (tmp / "results.json").write_text(shown_paths((work / "results.json").read_text(), work, shown))
         for path in sorted(work.glob("*.png")): shutil.copy2(path, tmp / path.name)
+        if notes.exists(): shutil.copy2(notes, tmp / notes.name)
 
 
 def publish_executed(executed: Path, name: str, scale: str, reports_root: Path):
