@@ -184,17 +184,20 @@ def test_exp_baselines(tmp_path):
     assert p["settings"] == ["lorenz_F10_T200", "var1_T200"] and len(p["lambdas"]) == 7
     runs = {(r["setting"], r["method"]): r for r in res["per_seed"]}
     assert set(runs) == {("lorenz_F10_T200", m) for m in ("ngc", "ngc_authors", "esru", "esru_library", "linear_granger")} | {
-        ("var1_T200", m) for m in ("ngc", "ngc_authors_var", "linear_granger")}
+        ("var1_T200", m) for m in ("ngc", "ngc_authors_var", "ngc_authors_var_full", "ngc_authors_var_dense", "linear_granger")}
     assert p["method_args"]["ngc_authors"]["penalty"] == "hierarchical" and p["method_args"]["ngc_authors"]["hidden"] == 100
     assert p["method_args"]["ngc_authors_var"] == {"penalty": "hierarchical", "ridge": 1e-4, "lr": 0.02, "pretrain": 300,
                                                 "n_iter": 150}
+    # the same run on without a tolerance stop, as the authors' GISTA runs (their 50,000 iterations at cpu)
+    assert p["method_args"]["ngc_authors_var_full"] == {**p["method_args"]["ngc_authors_var"], "n_iter": 300, "tol": 0.0}
+    assert p["method_args"]["ngc_authors_var_dense"]["lambdas"] == p["method_args"]["ngc_authors"]["lambdas"]  # its grid
     esru = p["method_args"]["esru"]                     # the authors' loop and README settings, shortened at ci
     assert (esru["loop"], esru["lr"], esru["l1"], esru["out_group"], esru["n_iter"]) == ("authors", 0.001, 0.021544, 0.464159, 20)
     assert len(list((tmp_path / "exp_baselines" / "fits").glob("*.json"))) == len(runs)   # one record per fit, for a rerun
     for (setting, method), r in runs.items():
         assert r["seconds"] > 0
         if method == "linear_granger": continue
-        n_lambdas = {"ngc_authors": 8, "esru": 6}.get(method, 7)                  # their own λ grids
+        n_lambdas = {"ngc_authors": 8, "ngc_authors_var_dense": 8, "esru": 6}.get(method, 7)   # their own λ grids
         assert len(r["roc_points"]["fpr"]) == len(r["roc_points"]["tpr"]) == n_lambdas   # one ROC point per λ
         for key in ("auroc_paper", "auroc_paper_offdiag", "auroc_norm_with_self", "auroc_norm_offdiag"):
             assert 0.0 <= r[key] <= 1.0
