@@ -1,0 +1,30 @@
+"bench/bench_baselines.py takes any baseline's options from the command line, and refuses ones it cannot use."
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+BENCH = [sys.executable, str(ROOT / "bench" / "bench_baselines.py"), "--n-samples", "2", "--netsim-subjects", "0",
+         "--threads", "1"]
+
+
+def bench(*args):
+    return subprocess.run([*BENCH, *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def test_method_args_reach_the_baseline():
+    res = bench("--methods", "mi", "linear_granger", "--method-args", '{"linear_granger": {"max_lag": 4}}')
+    assert res.returncode == 0, res.stderr
+    assert "kuramoto_f1_linear_granger_auroc:" in res.stdout and "kuramoto_f1_mi_lag0_auroc:" in res.stdout
+
+
+@pytest.mark.parametrize("method_args, message", [
+    ('{"ngc": {"bogus": 1}}', "--method-args for ngc: NeuralGranger.__init__() got an unexpected keyword argument 'bogus'"),
+    ('{"esru": {}}', "--method-args names ['esru'], which are not among the methods run: ['ngc']"),
+    ('{"ngc": {"hidden": 0}}', "--method-args for ngc: n_lags, hidden and n_iter must be >= 1"),
+    ("[1]", "--method-args must be a JSON object of objects, got [1]")])
+def test_method_args_errors_name_the_problem(method_args, message):
+    res = bench("--methods", "ngc", "--method-args", method_args)
+    assert res.returncode == 2 and message in res.stderr, res.stderr
