@@ -11,6 +11,9 @@ Docs: https://acd-nb.github.io/acd_nb/cli.html.md"""
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -18,7 +21,7 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'COMMANDS', 'main']
+__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'COMMANDS', 'SOME_FAILED', 'main']
 
 # %% ../nbs/42_cli.ipynb #90727589
 # offered without importing the library (see above); the cell below checks them against acd_nb.sims and acd_nb.core
@@ -63,7 +66,8 @@ def _add_train(sub):
     source.add_argument("--sim", choices=SYSTEM_NAMES, help="simulated system (dataset from the preset)")
     source.add_argument("--data", help="dataset folder written by `acd simulate`")
     train.add_argument("--preset", default="cpu", help=f"one of {list(PRESET_NAMES)} (default: cpu)")
-    train.add_argument("--out", required=True, help="run folder: checkpoints, history, run.json")
+    train.add_argument("--out", required=True, help="run folder: checkpoints, history, run.json; new, empty, or "
+                       "a run of the same configuration to resume")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--noise", type=float,
                        help="with --sim: observation noise std on normalised features (default: 0)")
@@ -85,13 +89,18 @@ def _add_model_args(p):
     p.add_argument("--tta-lr", type=float, help="TTA learning rate (default 0.1)")
 
 def _add_infer(sub):
-    inf = sub.add_parser("infer", help="infer the causal graph of each sample in series files")
+    inf = sub.add_parser("infer", help="infer the causal graph of each sample in series files",
+                         epilog="Exit codes: 0 every recording done; 3 some recordings failed (each named on stderr "
+                         "with its reason and listed under 'failed' in summary.json, the others written); 2 an error, "
+                         "nothing written. Memory: a recording whose inference would need more than 80%% of the "
+                         "memory available (or $ACD_MEMORY_GB gigabytes) is refused with the size it needs.")
     _add_model_args(inf)
     inf.add_argument("--input", required=True, nargs="+",
                      help=".csv (rows = time steps, columns = series), .npy or .npz "
                      "files, one sample each (an .npy/.npz may hold several), or one folder of .csv files")
     inf.add_argument("--time-column", help="name of a CSV time column to drop (checked to increase)")
-    inf.add_argument("--out", required=True, help="output folder for <sample>_edges.csv and <sample>_graph.png")
+    inf.add_argument("--out", required=True, help="output folder for <sample>_edges.csv and <sample>_graph.png: "
+                     "new, empty, or one `acd infer` wrote (its earlier outputs are replaced)")
     inf.add_argument("--no-figures", action="store_true",
                      help="write the edge tables only, no PNG per sample (faster for many series)")
 
@@ -136,7 +145,36 @@ def _simulate(args):
     print(f"wrote {out}: " + ", ".join(f"{s} {getattr(ds, s)['x'].shape}" for s in SPLITS)
           + (f"; {args.export} test samples as files in {out / 'samples'}" if args.export else ""))
 
+def _failed_checkpoint(e: BaseException):
+    "The checkpoint `acd_nb.train.save_checkpoint` was writing when `e` was raised (torch says only 'write failed')"
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "save_checkpoint" and "path" in tb.tb_frame.f_locals:
+            return Path(tb.tb_frame.f_locals["path"])
+        tb = tb.tb_next
+    return None
+
 def _train(args):
+    from acd_nb.commands import TRAIN_FILES, claim_out_folder
+    from acd_nb.train import distributed_env
+    out = Path(args.out)
+    if distributed_env()[0] != 0: return _train_run(args)  # under torchrun rank 0 holds the folder
+    with claim_out_folder(out, "train", [*TRAIN_FILES, *(p.name for p in out.glob("eval_*.json"))]):
+        if (out / "last.pt").is_file():  # resumed: a checkpoint acd refuses is told in one line, before training
+            from acd_nb.pretrained import read_checkpoint
+            read_checkpoint(out / "last.pt")
+        try: _train_run(args)
+        except RuntimeError as e:
+            path = _failed_checkpoint(e)
+            if path is None: raise
+            import shutil
+            free = shutil.disk_usage(path.parent).free
+            reason = ("no space left on the device" if free < 2 ** 20 else
+                      "the write failed (a full disk or a file-size limit?)")
+            raise OSError(f"cannot write {path}: {reason}; the checkpoints written before are kept: free some "
+                          "space and rerun the same command to resume") from None
+
+def _train_run(args):
     model = {k: v for k, v in dict(encoder=args.encoder, hidden=args.hidden).items() if v is not None}
     train = {k: v for k, v in dict(lr=args.lr, epochs=args.epochs, minutes=args.minutes).items() if v is not None}
     if args.data:
@@ -158,7 +196,10 @@ def _infer(args):
     loaded = load_model(_model_source(args))
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
                           figures=not args.no_figures)
-    print(f"model {summary['model']} ({args.method}): {len(summary['samples'])} sample(s) -> {args.out}")
+    for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
+    failed = f"; {len(summary['failed'])} recording(s) failed (see above)" if summary["failed"] else ""
+    print(f"model {summary['model']} ({args.method}): {len(summary['samples'])} sample(s) -> {args.out}{failed}")
+    return SOME_FAILED if summary["failed"] else 0
 
 def _evaluate(args):
     from acd_nb.commands import evaluate_run, format_evaluation
@@ -169,15 +210,32 @@ def _evaluate(args):
 
 # %% ../nbs/42_cli.ipynb #65cc6051
 COMMANDS = {"demo": _demo, "simulate": _simulate, "train": _train, "infer": _infer, "evaluate": _evaluate}
+SOME_FAILED = 3  # exit code of `acd infer` when some recordings failed and the others were written
+
+def _one_line(message: str) -> str:
+    "`message` on one line, torch's advice to load a refused checkpoint with `weights_only=False` replaced"
+    if "Weights only load failed" in message:
+        from acd_nb.pretrained import explain_unsafe_checkpoint
+        message = explain_unsafe_checkpoint(message)
+    return " ".join(message.split())
+
+def _message(e: BaseException) -> str:
+    "What went wrong, in words: a full disk names the file acd was writing (not its temporary name)"
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) and e.filename:
+        path = Path(os.fsdecode(e.filename))
+        temporary = re.fullmatch(r"\.(.+)\.[a-z0-9_]{8}\.tmp", path.name)
+        path = path.parent / temporary.group(1) if temporary else path
+        what = "the file is too large for this system" if e.errno == errno.EFBIG else "no space left on the device"
+        return f"cannot write {path}: {what}; files written before are complete and kept: free some space and rerun"
+    return str(e) or type(e).__name__
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `acd` console script."
     args = _parser().parse_args(argv)
     import matplotlib
     matplotlib.use("Agg")  # figures go to files; no display is needed or assumed
-    try: COMMANDS[args.command](args)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-        message = " ".join(str(e).split()) or type(e).__name__
-        print(f"acd: error: {message}", file=sys.stderr)
+    try: return COMMANDS[args.command](args) or 0
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError) as e:
+        for failure in getattr(e, "failed", None) or [{"error": _message(e)}]:  # acd infer: one line per recording
+            print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
         return 2
-    return 0

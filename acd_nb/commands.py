@@ -12,9 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
+import unicodedata
 import warnings
+import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -22,18 +26,20 @@ import pandas as pd
 
 from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
-from .data import SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
+from .data import SERIES_FILES, SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
-from .pretrained import (FEATURE_NAMES, LoadedModel, distribution_notes, list_pretrained, load_model,
+from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
                                model_for_features, pretrained_path, prepare_series,
                                simulate_test_set)
 from .reports import PAPER
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
-__all__ = ['WRITTEN_BY_ACD', 'GRAPH_DRAWING_MAX_NODES', 'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data',
-           'evaluate_run', 'mark_written', 'foreign_files', 'check_can_write', 'check_out_folder', 'simulate_dataset',
-           'train_on_folder', 'plot_edge_probs', 'infer_files', 'run_demo']
+__all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS', 'PAPER_AUROC',
+           'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run', 'mark_written', 'read_marker',
+           'add_written', 'foreign_files', 'check_can_write', 'refuse_root_or_home', 'check_out_folder',
+           'claim_out_folder', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'memory_limit',
+           'inference_memory', 'check_memory', 'RecordingsFailed', 'infer_files', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -125,7 +131,9 @@ def evaluate_run(source, method: str = "enc", tta_steps: int | None = None, tta_
     res, _ = evaluate_model(loaded, x, edges, method, tta_steps, tta_lr, progress)
     res.update(model=loaded.name, data=desc, checkpoint_epoch=loaded.info["checkpoint_epoch"])
     if loaded.info["kind"] == "run" and data is None:
-        write_json(Path(loaded.info["path"]) / f"eval_{method.replace('+', '_')}.json", res)
+        run_dir, name = Path(loaded.info["path"]), f"eval_{method.replace('+', '_')}.json"
+        if read_marker(run_dir) is not None: add_written(run_dir, [name])  # acd's file, not the user's
+        write_json(run_dir / name, res)
     return res
 
 # %% ../nbs/40_commands.ipynb #588699fe
@@ -151,20 +159,57 @@ def _export_samples(folder: Path, test: dict, norm: Normalizer, n: int):
                                                                           index_label="cause \\ effect")
 
 # %% ../nbs/40_commands.ipynb #2ec24a01
-WRITTEN_BY_ACD = ".written-by-acd"  # marker in every folder `acd` writes whole, listing the files it wrote
+WRITTEN_BY_ACD = ".written-by-acd"  # marker in every folder `acd` writes, listing the files it wrote there
+LOCK_FILE = ".acd.lock"             # locked (flock) by the one `acd` process writing the folder
+TRAIN_FILES = ("run.json", "last.pt", "best.pt", "history.json")  # what `acd train` writes into its --out
+_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.(tmp|old)")  # acd_nb.core.atomic_path / atomic_folder's temporaries
 
-def mark_written(folder: Path, command: str):
-    "Write `folder`'s marker: the files acd wrote there, the only ones `--force` may delete"
-    files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
-    (folder / WRITTEN_BY_ACD).write_text(f"written by `acd {command}`; `--force` may replace this folder if it holds "
-                                         "only these files:\n" + "".join(f"{f}\n" for f in files))
+def mark_written(folder: Path, command: str, files=None):
+    """Write `folder`'s marker: `files` (default: every file there), the only ones acd may replace or delete
 
-def foreign_files(folder: Path) -> list[str]:
-    "Files in `folder` that its marker does not list (all of them without a marker)"
+    `command` is the `acd` command that owns the folder."""
+    if files is None:
+        files = [str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file() and f.name != WRITTEN_BY_ACD]
+    text = (f"written by `acd {command}`; acd writes here again, or replaces the folder with --force, only while it "
+            "holds only these files:\n" + "".join(f"{f}\n" for f in sorted(set(files))))
+    with atomic_path(folder / WRITTEN_BY_ACD) as tmp: tmp.write_text(text)
+
+def read_marker(folder: Path) -> tuple[str, set[str] | None] | None:
+    """`(command, files)` of `folder`'s marker, None without one
+
+    `files` is None for a marker of an older acd, which did not list them."""
     marker = folder / WRITTEN_BY_ACD
-    written = set(marker.read_text().splitlines()[1:]) if marker.is_file() else set()
-    return sorted(str(f.relative_to(folder)) for f in folder.rglob("*")
-                  if f.is_file() and f != marker and str(f.relative_to(folder)) not in written)
+    if not marker.is_file(): return None
+    lines = marker.read_text(errors="replace").splitlines() or [""]
+    command = re.match(r"written by `acd (\w+)`", lines[0])
+    return command.group(1) if command else "?", set(lines[1:]) if "only these files:" in lines[0] else None
+
+def add_written(folder: Path, files):
+    "List `files` in `folder`'s marker, before writing them: a killed run leaves no file of acd's unlisted"
+    command, listed = read_marker(folder)
+    mark_written(folder, command, (listed or set()) | set(files))
+
+def foreign_files(folder: Path, limit: int | None = None, listed: set[str] | None = None) -> list[str]:
+    """Files in `folder` that acd did not write: not in its marker (or in `listed`), nor acd's own bookkeeping
+
+    All of them without a marker; an empty subfolder counts as one (`name/`). At most `limit`."""
+    marked = read_marker(folder)
+    if listed is None: listed = (marked[1] or set()) if marked else set()
+    found = []
+    for root, dirs, files in os.walk(folder):
+        rel = Path(root).relative_to(folder)
+        if marked or listed: dirs[:] = [d for d in dirs if rel != Path(".") or not _TEMPORARY.fullmatch(d)]
+        if not files and not dirs and rel != Path("."): found.append(f"{rel}/")
+        for f in files:
+            name = str(rel / f) if rel != Path(".") else f
+            ours = (name in listed or name in (WRITTEN_BY_ACD, LOCK_FILE)
+                    or (rel == Path(".") and _TEMPORARY.fullmatch(f)))
+            if not (ours and (marked or listed)): found.append(name)
+        if limit is not None and len(found) >= limit: break
+    return sorted(found)[:limit]
+
+def _shown(names: list[str], limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (" and more" if len(names) > limit else "")
 
 def check_can_write(out: Path):
     "Refuse `--out` before any work if it is a file or cannot be created as a folder"
@@ -174,27 +219,113 @@ def check_can_write(out: Path):
     if not os.access(existing, os.W_OK | os.X_OK):
         raise PermissionError(f"--out {out} cannot be created: {existing} is not writable")
 
-def check_out_folder(out: Path, force: bool = False):
-    """Refuse `out` if it is a file, or a non-empty folder acd did not write
+# %% ../nbs/40_commands.ipynb #b2c0ffee
+def _read_run_file(path: Path) -> dict:
+    "A run's `run.json` as a dict; one line naming the file when it is not a JSON object"
+    try: run = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not valid JSON ({e}): acd cannot resume this run; choose another --out") from None
+    if not isinstance(run, dict):
+        raise ValueError(f"{path} holds a JSON {type(run).__name__}, not the object `acd train` writes: acd cannot "
+                         "resume this run; choose another --out")
+    return run
 
-    A folder acd wrote is replaced only with `force`, only while it holds nothing else; never `.`, home or `/`."""
+def _run_listing(out: Path) -> set[str]:
+    "The files `acd train` writes into a run folder, and the `eval_<method>.json` of `acd evaluate`"
+    return set(TRAIN_FILES) | {p.name for p in out.glob("eval_*.json")}
+
+def refuse_root_or_home(out: Path, command: str):
+    "Refuse an `--out` that is a file, cannot be created, or is the root or the home folder"
     check_can_write(out)
-    if not (out.is_dir() and any(out.iterdir())): return
-    if not force: raise FileExistsError(f"{out} is not empty; pass --force to replace it")
     resolved = out.resolve()
-    if resolved in (Path.home().resolve(), Path(resolved.anchor)) or Path.cwd().resolve().is_relative_to(resolved):
-        raise FileExistsError(f"refusing to replace {out}: it is the home folder, the root or holds the working folder")
-    if not (out / WRITTEN_BY_ACD).exists():
-        raise FileExistsError(f"{out} was not written by acd (it has no {WRITTEN_BY_ACD} file): --force replaces only "
-                              "acd's own folders; remove it yourself or choose another --out")
-    if "only these files:" not in (out / WRITTEN_BY_ACD).read_text():
-        raise FileExistsError(f"{out} was written by an older acd that did not list its files: --force cannot tell "
-                              "them from yours; remove the folder yourself or choose another --out")
-    foreign = foreign_files(out)
+    if resolved in (Path(resolved.anchor), Path.home().resolve()):
+        which = "root" if resolved == Path(resolved.anchor) else "home"
+        raise FileExistsError(f"refusing --out {out}: it is the {which} folder; give acd a folder of its own, e.g. "
+                              f"{out / ('acd_' + command)}")
+
+def check_out_folder(out: Path, command: str = "simulate", force: bool = False) -> bool:
+    """Refuse `out` unless `acd <command>` may write there; True if it holds that command's earlier output
+
+    The one rule of `acd simulate`, `train` and `infer` for `--out`: a new or empty folder, or one that
+    `acd <command>` wrote and that holds nothing else; never the root or the home folder."""
+    out = Path(out)
+    refuse_root_or_home(out, command)
+    resolved = out.resolve()
+    if not out.is_dir() or all(p.name == LOCK_FILE for p in out.iterdir()): return False  # new or empty
+    marked = read_marker(out)
+    if marked is None and command == "train" and (out / "run.json").is_file() \
+            and not foreign_files(out, 4, listed=_run_listing(out)):
+        _read_run_file(out / "run.json")  # a run of acd_nb.train without a marker (a notebook's, an older acd's)
+        return True
+    if marked is None:
+        raise FileExistsError(f"{out} was not written by acd (it holds {_shown(foreign_files(out, 4))} and no "
+                              f"{WRITTEN_BY_ACD} file): acd writes only into a new or empty folder or one it wrote; "
+                              "choose another --out")
+    if marked[0] != command:
+        raise FileExistsError(f"{out} holds the output of `acd {marked[0]}`; choose another --out for `acd {command}`")
+    if marked[1] is None:
+        raise FileExistsError(f"{out} was written by an older acd that did not list its files: acd cannot tell them "
+                              "from yours; remove the folder yourself or choose another --out")
+    foreign = foreign_files(out, 4)
     if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        raise FileExistsError(f"{out} holds files acd did not write ({shown}): --force would delete them; "
-                              "move them or choose another --out")
+        raise FileExistsError(f"{out} holds files acd did not write ({_shown(foreign)}): acd would "
+                              f"{'delete' if command == 'simulate' else 'mix its outputs with'} them; move them or "
+                              "choose another --out")
+    if command == "simulate":
+        if not force: raise FileExistsError(f"{out} is not empty; pass --force to replace it")
+        if Path.cwd().resolve().is_relative_to(resolved):
+            raise FileExistsError(f"refusing to replace {out}: it holds the working folder")
+    if command == "train" and (out / "run.json").is_file(): _read_run_file(out / "run.json")
+    return True
+
+# %% ../nbs/40_commands.ipynb #d4c0ffee
+def _lock(folder: Path):
+    """An open file holding an exclusive `flock` on `folder`'s lock file, with this process's id in it
+
+    The kernel releases the lock when the process ends, however it ends (kill -9 included)."""
+    try: import fcntl
+    except ImportError: return None  # no flock (Windows): no lock
+    path = folder / LOCK_FILE
+    while True:
+        f = open(path, "a+")
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0); pid = f.read().strip(); f.close()
+            raise FileExistsError(f"another acd run{f' (process {pid})' if pid.isdigit() else ''} is writing to "
+                                  f"{folder}; wait for it to finish or choose another --out") from None
+        if path.exists() and os.stat(path).st_ino == os.fstat(f.fileno()).st_ino: break
+        f.close()  # the file was removed between open and lock: lock the new one
+    f.seek(0); f.truncate(); f.write(f"{os.getpid()}\n"); f.flush()
+    return f
+
+@contextmanager
+def claim_out_folder(out, command: str, files=()):
+    """Hold `out` for `acd <command>`: checked (`check_out_folder`), created, locked and marked with `files`
+
+    Yields whether it held that command's earlier output. A second acd process is refused while the first
+    holds the folder. Temporary files of a killed acd run are removed. A folder left holding nothing
+    that the marker lists (the run failed before writing) is put back as it was."""
+    out = Path(out)
+    check_out_folder(out, command)  # before creating anything: a user's folder is never touched
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    lock, marked = _lock(out), False
+    try:
+        earlier = check_out_folder(out, command)  # again under the lock: another run may have written meanwhile
+        for p in out.iterdir():
+            if _TEMPORARY.fullmatch(p.name) and (earlier or read_marker(out)):  # left by a killed acd run
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+        had_marker = read_marker(out) is not None
+        if had_marker: add_written(out, files)
+        else: mark_written(out, command, files)
+        marked = True
+        yield earlier
+    finally:
+        if lock is not None: (out / LOCK_FILE).unlink(missing_ok=True)  # still held: a waiting run locks a new file
+        if marked and not had_marker and not any((out / f).exists() for f in read_marker(out)[1]):
+            (out / WRITTEN_BY_ACD).unlink(missing_ok=True)
+            if created and not any(out.iterdir()): out.rmdir()
+        if lock is not None: lock.close()
 
 # %% ../nbs/40_commands.ipynb #52807eac
 def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, noise: float = 0.0, n_nodes: int = 5,
@@ -217,7 +348,7 @@ def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, no
     if export < 0 or export > cfg.n_test:
         raise ValueError(f"export must be between 0 and n_test={cfg.n_test}, got {export}")
     out = Path(out_dir)
-    check_out_folder(out, force)
+    check_out_folder(out, "simulate", force)
     data = load_dataset(cfg)
     norm = _select_features(data.normalizer, features)
     with atomic_folder(out) as tmp:
@@ -277,6 +408,15 @@ def plot_edge_probs(probs, names: list[str], title: str | None = None):
     return fig
 
 # %% ../nbs/40_commands.ipynb #a41d04a0
+def _safe_name(base: str) -> str:
+    """`base` as a file name: letters of any script, digits, `_`, `.` and `-`, other runs of characters as `_`
+
+    Not starting with `.` or `-`; ASCII only where the file system cannot encode the name."""
+    name = re.sub(r"[^\w.-]+", "_", unicodedata.normalize("NFC", base)).lstrip(".-")[:120]
+    try: os.fsencode(name)
+    except UnicodeEncodeError: name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).lstrip(".-")
+    return name if re.search(r"[^\W_]", name) else "sample"  # a letter or digit in it
+
 def _sample_names(sources: list[str]) -> list[str]:
     """A file-name-safe, unique name per sample
 
@@ -284,58 +424,205 @@ def _sample_names(sources: list[str]) -> list[str]:
     names = []
     for source in sources:
         multi = re.fullmatch(r"(.*)\[(\d+)\]", source)
-        base = f"{Path(multi.group(1)).stem}_{multi.group(2)}" if multi else Path(source).stem
-        base = re.sub(r"[^A-Za-z0-9_.-]+", "_", base) or "sample"
+        base = _safe_name(f"{Path(multi.group(1)).stem}_{multi.group(2)}" if multi else Path(source).stem)
         name, k = base, 1
         while name in names: k += 1; name = f"{base}_{k}"
         names.append(name)
     return names
 
+# %% ../nbs/40_commands.ipynb #f6c0ffee
+def memory_limit() -> float:
+    "Bytes `acd infer` may use: `$ACD_MEMORY_GB` gigabytes, else 80% of the memory available now"
+    if os.environ.get("ACD_MEMORY_GB"):
+        try: return float(os.environ["ACD_MEMORY_GB"]) * 2 ** 30
+        except ValueError:
+            raise ValueError(f"ACD_MEMORY_GB must be a number of gigabytes, got {os.environ['ACD_MEMORY_GB']!r}"
+                             ) from None
+    try:
+        with open("/proc/meminfo") as f: info = dict(line.split(":", 1) for line in f if ":" in line)
+        available = int(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        try: available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError): return float("inf")
+    return 0.8 * available
+
+def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_features: int, method: str = "enc") -> float:
+    """Bytes `infer_files` needs for one sample of `n_series` x `n_steps` with `n_features`: an upper estimate
+
+    From peaks of resident memory measured on one thread: the MLP encoder about 32 bytes per edge and hidden
+    unit, the CNN encoder 13 per edge, hidden unit and step, TTA through the decoder 9 per edge, hidden unit and
+    step; features derived from fewer take three float64 `(N, N, T)` arrays (Kuramoto's ω fit); 25% added."""
+    cfg = loaded.model.cfg
+    edges, hidden = n_series * (n_series - 1), cfg.hidden
+    steps = min(n_steps, cfg.n_steps) if cfg.encoder == "mlp" else n_steps
+    need = 32 * edges * hidden + (13 * edges * hidden * steps if cfg.encoder == "cnn" else 0)
+    if method != "enc": need += 9 * edges * hidden * steps
+    if n_features != cfg.n_features and derivation(loaded.feature_names, n_features):
+        need += 3 * 8 * n_series ** 2 * n_steps
+    return 1.25 * (need + 32 * n_series * n_steps * max(n_features, cfg.n_features))  # + a few copies of the series
+
+def _largest(fits, low: int, high: int) -> int:
+    "The largest k in low..high with `fits(k)` (fits is monotone), low - 1 if none"
+    if not fits(low): return low - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    return low
+
+def check_memory(loaded: LoadedModel, shape, method: str, name: str, limit: float | None = None) -> float:
+    """Bytes per sample of series `shape (B, N, T, D)` (`inference_memory`); a `MemoryError` naming the size, the
+    limit and what to do when one sample exceeds `limit` (default `memory_limit()`)"""
+    limit = memory_limit() if limit is None else limit
+    _, n, t, d = shape
+    need = inference_memory(loaded, n, t, d, method)
+    if need <= limit: return need
+    n_max = _largest(lambda k: inference_memory(loaded, k, t, d, method) <= limit, 2, n)
+    advice = f"use at most about {n_max} series per file" if n_max >= 2 else "use fewer series"
+    if loaded.model.cfg.encoder == "cnn":
+        t_max = _largest(lambda k: inference_memory(loaded, n, k, d, method) <= limit, loaded.min_steps, t)
+        if t_max >= loaded.min_steps: advice += f", or split the recording into files of at most about {t_max} steps"
+    source = ("ACD_MEMORY_GB" if os.environ.get("ACD_MEMORY_GB") else
+              "80% of the memory available; ACD_MEMORY_GB sets it")
+    raise MemoryError(f"{name}: inferring the graph of {n} series x {t} steps ({method}) needs about "
+                      f"{need / 2 ** 30:.1f} GB of memory, more than the limit of {limit / 2 ** 30:.1f} GB ({source}): "
+                      f"{advice}")
+
 # %% ../nbs/40_commands.ipynb #8b4c987f
+RECORDING_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError)  # what one bad recording raises
+
+class RecordingsFailed(ValueError):
+    "No recording given to `infer_files` could be used; `failed` holds `{'source', 'error'}` for each"
+    def __init__(self, failed: list[dict]):
+        self.failed = failed
+        shown = "; ".join(f["error"] for f in failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
+        super().__init__(failed[0]["error"] if len(failed) == 1 else
+                         f"none of the {len(failed)} recordings could be used: {shown}")
+
+def _series_items(inputs: list) -> list:
+    "What `inputs` stand for, one recording each: the series files of a single folder in name order, else `inputs`"
+    if len(inputs) == 1 and isinstance(inputs[0], (str, Path)) and Path(inputs[0]).is_dir():
+        folder = Path(inputs[0])
+        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in SERIES_FILES and p.is_file())
+        if not files: raise FileNotFoundError(f"folder {folder} holds no {', '.join(SERIES_FILES)} files")
+        return files
+    return inputs
+
+def _check_out_is_not_input(out: Path, inputs: list):
+    "Refuse an `--out` that is, or holds, an input: a rerun would read acd's outputs as recordings"
+    target = out.resolve()
+    for item in inputs:
+        if not isinstance(item, (str, Path)): continue
+        path = Path(item).resolve()
+        if path == target:
+            raise ValueError(f"--out {out} is the input folder {item}: acd would read its outputs as recordings; "
+                             f"choose another --out, e.g. {Path(item) / 'graphs'}")
+        if target in path.parents: raise ValueError(f"--out {out} holds the input {item}; choose another --out")
+
+def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_column, limit: float):
+    "One recording loaded, its memory checked and prepared: `(model, x_scaled, series, notes)`"
+    with warnings.catch_warnings(record=True) as caught:  # e.g. a dropped index column: told with the notes
+        warnings.simplefilter("always")
+        series = load_series(item, time_column=time_column, min_steps=1)
+    model, notes = model_for_features(loaded, series.x.shape[-1])
+    check_memory(model, series.x.shape, method, label, limit)  # before the features derived from (N, N, T) arrays
+    x, prepared = prepare_series(model, series.x, name=label, feature_names=series.feature_names)
+    return model, x, series, notes + [f"warning: {w.message}" for w in caught] + prepared
+
+# %% ../nbs/40_commands.ipynb #07c0ffee
+def _write_sample(out: Path, sample: str, p: np.ndarray, names: list[str], title: str, figures: bool) -> list[dict]:
+    "Write one sample's `_edges.csv` (and `_graph.png`); returns its likely edges, most probable first"
+    import matplotlib.pyplot as plt
+    with atomic_path(out / f"{sample}_edges.csv") as tmp:
+        pd.DataFrame(p, index=names, columns=names).to_csv(tmp, index_label="cause \\ effect")
+    if figures:
+        fig = plot_edge_probs(p, names, title)
+        with atomic_path(out / f"{sample}_graph.png") as tmp: fig.savefig(tmp, dpi=110, format="png")
+        plt.close(fig)
+    likely = sorted(((p[i, j], names[i], names[j]) for i, j in zip(*np.nonzero(p > 0.5))), reverse=True)
+    return [{"cause": c, "effect": e, "probability": float(q)} for q, c, e in likely]
+
+def _same(values: list):
+    "The one value all of `values` share, else None"
+    return values[0] if values and all(v == values[0] for v in values) else None
+
 def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_column: str | None = None,
                 tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True,
                 figures: bool = True) -> dict:
     """Infer the graph of every sample in `inputs` and write them to `out_dir`
 
-    `inputs` are files or one folder; writes `<sample>_edges.csv` (and `_graph.png`).
-    A shipped model hands over to the shipped model of its system that reads the input's features
-    (`model_for_features`)."""
-    import matplotlib.pyplot as plt
+    `inputs` are files or one folder; writes `<sample>_edges.csv` (and `_graph.png`) and `summary.json`.
+    Each recording is read at its own length; one that cannot be used is listed under `failed` with its
+    reason (`RecordingsFailed` when none can). A shipped model hands over to the shipped model of its system
+    that reads the input's features (`model_for_features`)."""
     from acd_nb.infer import infer
     out = Path(out_dir)
-    check_can_write(out)
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
-    with warnings.catch_warnings(record=True) as caught:  # e.g. a dropped index column: told with the notes
-        warnings.simplefilter("always")
-        series = load_series(inputs[0] if len(inputs) == 1 else inputs, time_column=time_column, min_steps=1)
-    label = Path(series.sources[0]).name if len(series.x) == 1 else f"the {len(series.x)} input samples"
-    loaded, notes = model_for_features(loaded, series.x.shape[-1])
-    x, prepared = prepare_series(loaded, series.x, name=label, feature_names=series.feature_names)
-    notes += [f"warning: {w.message}" for w in caught] + prepared
-    notes += distribution_notes(loaded, x, name=label)
-    for note in notes:
-        if verbose: print(note if note.startswith("warning: ") else f"note: {note}")
-    probs = infer(loaded.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress).numpy()
-    out.mkdir(parents=True, exist_ok=True)
-    names, samples = series.names, []
-    for sample, source, p in zip(_sample_names(series.sources), series.sources, probs):
-        table = pd.DataFrame(p, index=names, columns=names)
-        with atomic_path(out / f"{sample}_edges.csv") as tmp: table.to_csv(tmp, index_label="cause \\ effect")
-        if figures:
-            fig = plot_edge_probs(p, names, f"{sample}: edge probabilities ({loaded.name}, {method})")
-            with atomic_path(out / f"{sample}_graph.png") as tmp: fig.savefig(tmp, dpi=110, format="png")
-            plt.close(fig)
-        likely = sorted(((p[i, j], names[i], names[j]) for i, j in zip(*np.nonzero(p > 0.5))), reverse=True)
-        samples.append({"sample": sample, "source": source, "edges_csv": str(out / f"{sample}_edges.csv"),
-                        "graph_png": str(out / f"{sample}_graph.png") if figures else None,
-                        "likely_edges": [{"cause": c, "effect": e, "probability": float(q)} for q, c, e in likely]})
-        if verbose:
-            shown = ", ".join(f"{c}->{e} {q:.2f}" for q, c, e in likely[:8]) + (", ..." if len(likely) > 8 else "")
-            print(f"{sample}: {len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  "
-                  f"[{out / f'{sample}_edges.csv'}{', _graph.png' if figures else ''}]")
-    summary = {"model": loaded.name, "model_path": loaded.info["path"], "method": method, "tta_steps": tta_steps,
-               "names": names, "notes": notes, "n_steps_used": int(x.shape[2]), "samples": samples}
-    write_json(out / "summary.json", summary)
+    refuse_root_or_home(out, "infer")
+    _check_out_is_not_input(out, inputs)
+    check_out_folder(out, "infer")  # before reading anything
+    limit, notes, failed, ready = memory_limit(), [], [], []
+    for k, item in enumerate(_series_items(inputs)):
+        label = Path(item).name if isinstance(item, (str, Path)) else f"input {k}"
+        try: model, x, series, found = _load_recording(loaded, item, label, method, time_column, limit)
+        except RECORDING_ERRORS as e:
+            message = " ".join(str(e).split()) or type(e).__name__
+            failed.append({"source": str(item) if isinstance(item, (str, Path)) else label,
+                           "error": message if label in message else f"{label}: {message}"})
+            continue
+        notes += found
+        ready.append((model, x, series))
+    if not ready: raise RecordingsFailed(failed)
+    sources = [source for _, _, series in ready for source in series.sources]
+    samples = _sample_names(sources)
+    for source, sample in zip(sources, samples):
+        multi = re.fullmatch(r"(.*)\[(\d+)\]", source)
+        if sample != (f"{Path(multi.group(1)).stem}_{multi.group(2)}" if multi else Path(source).stem):
+            notes.append(f"{Path(source).name} is written as {sample}_edges.csv")
+    planned = ["summary.json"] + [f"{s}{end}" for s in samples for end in ("_edges.csv", "_graph.png")[:1 + figures]]
+    offsets = np.cumsum([0] + [len(series.x) for _, _, series in ready])
+    groups = {}  # recordings one model reads at one shape are inferred together
+    for i, (model, x, series) in enumerate(ready):
+        groups.setdefault((id(model), x.shape[1:]), []).append((model, x, series, samples[offsets[i]:offsets[i + 1]]))
+    with claim_out_folder(out, "infer", planned):
+        for group in groups.values():
+            model, x = group[0][0], np.concatenate([x for _, x, _, _ in group])
+            notes += distribution_notes(model, x, name=Path(group[0][2].sources[0]).name if len(x) == 1 else
+                                        f"the {len(x)} samples of {x.shape[1]} series x {x.shape[2]} steps")
+        notes = list(dict.fromkeys(notes))
+        for note in notes:
+            if verbose: print(note if note.startswith("warning: ") else f"note: {note}")
+        written = []
+        for group in groups.values():
+            model, x = group[0][0], np.concatenate([x for _, x, _, _ in group])
+            batch = max(1, min(512, int(limit // check_memory(model, x.shape, method, "input", limit))))
+            probs = infer(model.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress,
+                          batch_size=batch).numpy()
+            recordings = [(series, k, name) for _, _, series, names in group for k, name in enumerate(names)]
+            for (series, k, sample), p in zip(recordings, probs):
+                names = series.names
+                likely = _write_sample(out, sample, p, names, f"{sample}: edge probabilities ({model.name}, {method})",
+                                       figures)
+                written.append({"sample": sample, "source": series.sources[k], "model": model.name, "names": names,
+                                "n_steps_used": int(x.shape[2]), "edges_csv": str(out / f"{sample}_edges.csv"),
+                                "graph_png": str(out / f"{sample}_graph.png") if figures else None,
+                                "likely_edges": likely})
+                if verbose:
+                    shown = ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:8])
+                    print(f"{sample}: {len(likely)} edge(s) with p > 0.5"
+                          f"{': ' + shown + (', ...' if len(likely) > 8 else '') if likely else ''}  "
+                          f"[{out / f'{sample}_edges.csv'}{', _graph.png' if figures else ''}]")
+        order = {sample: k for k, sample in enumerate(samples)}
+        written.sort(key=lambda s: order[s["sample"]])
+        models = [model for model, _, _ in ready]
+        summary = {"model": _same([m.name for m in models]) or [m.name for m in models],
+                   "model_path": _same([m.info["path"] for m in models]), "method": method, "tta_steps": tta_steps,
+                   "names": _same([s["names"] for s in written]), "notes": notes,
+                   "n_steps_used": _same([s["n_steps_used"] for s in written]), "samples": written, "failed": failed}
+        write_json(out / "summary.json", summary)
+        for name in sorted(read_marker(out)[1] - set(planned)):  # an earlier run's outputs, listed by acd
+            if "/" not in name and name not in (".", "..", WRITTEN_BY_ACD, LOCK_FILE):
+                (out / name).unlink(missing_ok=True)
+        mark_written(out, "infer", planned)
     return summary
 
 # %% ../nbs/40_commands.ipynb #3fee51e8

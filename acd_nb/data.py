@@ -72,9 +72,13 @@ class Normalizer:
             raise ValueError(f"data has {x.shape[-1]} features but the normalizer was fitted on {n_features}")
         lo, span = np.zeros(n_features), np.zeros(n_features)
         for g, mn, mx in zip(self.groups, self.mins, self.maxs): lo[g], span[g] = mn, mx - mn
-        if isinstance(x, torch.Tensor):
-            return torch.as_tensor(lo, dtype=x.dtype, device=x.device), torch.as_tensor(span, dtype=x.dtype,
-                                                                                        device=x.device)
+        if isinstance(x, torch.Tensor):  # kept per dtype and device: a copy from the host cannot be in a CUDA graph
+            key = (tuple(self.mins), tuple(self.maxs), x.dtype, x.device)
+            cached = self.__dict__.setdefault("_tensors", {})
+            if key not in cached:
+                cached[key] = (torch.as_tensor(lo, dtype=x.dtype, device=x.device),
+                               torch.as_tensor(span, dtype=x.dtype, device=x.device))
+            return cached[key]
         return lo.astype(x.dtype), span.astype(x.dtype)
 
     def transform(self, x):
@@ -297,8 +301,12 @@ def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
                          f"4 (samples, nodes, time, features), got rank {a.ndim} shape {a.shape}")
     if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
         raise ValueError(f"{source}: array has non-numeric dtype {a.dtype}")
-    if a.ndim == 2: return a[None, :, :, None]
-    return a[..., None] if a.ndim == 3 else a
+    a = a[None, :, :, None] if a.ndim == 2 else a[..., None] if a.ndim == 3 else a
+    empty = [axis for axis, size in zip(("samples", "series", "time steps", "features"), a.shape) if size == 0]
+    if empty:
+        raise ValueError(f"{source}: the array holds no {empty[0]} (shape {a.shape} as (samples, series, time, "
+                         "features))")
+    return a
 
 # %% ../nbs/02_data.ipynb #1f0b5afe
 def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
@@ -420,6 +428,10 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
         else:
             raise ValueError(f"item {k}: unsupported type {type(item).__name__}; give arrays, DataFrames or file paths")
         if not np.isfinite(a).all(): raise ValueError(f"{label} contains NaN or infinite values")
+        peak, limit = float(np.abs(a).max()), float(np.finfo(np.float32).max)
+        if peak > limit:  # finite here, infinite in the float32 acd computes in
+            raise ValueError(f"{label} holds values up to {peak:.3g}, beyond the float32 range (±{limit:.3g}) acd "
+                             "computes in: rescale the series (e.g. other units)")
         if arrays and a.shape[1:] != arrays[0].shape[1:]:
             first, shape = sources[0], arrays[0].shape
             raise ValueError(f"samples differ: {label} has {a.shape[1]} series x {a.shape[2]} steps x {a.shape[3]} "

@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import tempfile
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Callable, NamedTuple
 from datetime import datetime, timezone
@@ -30,10 +31,10 @@ from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
-           'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
-           'derive_velocities', 'Derivation', 'derivation', 'order_features', 'prepare_series', 'model_for_features',
-           'simulate_test_set', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
-           'export_pretrained']
+           'explain_unsafe_checkpoint', 'read_checkpoint', 'load_model', 'pretrained_path', 'load_pretrained',
+           'kuramoto_intercepts', 'derive_kuramoto', 'derive_velocities', 'Derivation', 'derivation', 'order_features',
+           'prepare_series', 'model_for_features', 'simulate_test_set', 'training_feature_stats', 'distribution_notes',
+           'summarise_evaluation', 'render_card', 'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -102,6 +103,24 @@ def _feature_info(system: str | None, features: list[int] | None, n_features: in
     return features, [known[f] if f < len(known) else f"f{f}" for f in features]
 
 # %% ../nbs/41_pretrained.ipynb #16661033
+def explain_unsafe_checkpoint(message: str) -> str:
+    """`message` of a refused checkpoint without torch's advice to load it with `weights_only=False`
+
+    That advice would run whatever code the file carries; the message says what was refused instead."""
+    if "Weights only load failed" not in message: return message
+    found = re.search(r"GLOBAL ([\w.]+)", message)
+    what = f"a pickled Python object ({found.group(1)})" if found else "pickled Python code or objects"
+    head = message.split(" (UnpicklingError")[0]
+    return (f"{head}: it holds {what} besides weights and numbers, which acd refuses to load because loading it "
+            "could run code; use a checkpoint written by acd_nb")
+
+def read_checkpoint(path, map_location="cpu") -> dict:
+    "`acd_nb.train.load_checkpoint` without torch's warnings; a refused file explained (`explain_unsafe_checkpoint`)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. "Detected pickle protocol 4": noise above the one-line error
+        try: return load_checkpoint(path, map_location)
+        except ValueError as e: raise ValueError(explain_unsafe_checkpoint(str(e))) from None
+
 def _load_folder(folder: Path) -> LoadedModel:
     """A `LoadedModel` from a run folder or a model folder
 
@@ -112,7 +131,7 @@ def _load_folder(folder: Path) -> LoadedModel:
     else: raise FileNotFoundError(f"{folder} holds no trained model: expected run.json + best.pt (from `acd train`) "
                                   "or card.json + model.pt (a shipped model)")
     meta = _read_json(meta_file)
-    ckpt = load_checkpoint(weights)
+    ckpt = read_checkpoint(weights)
     try:
         model = ACD.from_config(ckpt["config"])
         model.load_state_dict(ckpt["model"])
@@ -272,7 +291,11 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input",
     x, notes = order_features(loaded, x, feature_names, name)
     _, n, t, d = x.shape
     cfg = loaded.model.cfg
-    derived = derivation(loaded.feature_names, d) if t >= 3 else None
+    if t < max(loaded.min_steps, 3):  # first: too few rows also hide the features derived from them
+        need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)"
+                if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
+        raise ValueError(f"{name} has {t} time steps but model {loaded.name!r} needs {need}")
+    derived = derivation(loaded.feature_names, d)
     if derived:
         x, d = derived.derive(loaded, x).astype(np.float32), len(loaded.feature_names)
         notes.append(f"{name} has {derived.n_inputs} feature(s) per series, read as {derived.reads}: {derived.derived}")
@@ -281,10 +304,6 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input",
                 if d == 1 else "")
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on "
                          f"{cfg.n_features} ({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
-    if t < loaded.min_steps:
-        need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)"
-                if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
-        raise ValueError(f"{name} has {t} time steps but model {loaded.name!r} needs {need}")
     if cfg.encoder == "mlp" and t > cfg.n_steps:
         x = x[:, :, :cfg.n_steps]
         notes.append(f"model {loaded.name!r} (MLP encoder) reads exactly {cfg.n_steps} time steps: "

@@ -5,6 +5,8 @@ import warnings
 import os
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 import time
 
 import numpy as np
@@ -82,7 +84,7 @@ def test_infer_many_series_without_figures_and_as_heat_map(work, tmp_path):
     wide.to_csv(tmp_path / "wide.csv", index=False)
     assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "wide.csv"), "--out", str(tmp_path / "o1"),
                  "--no-figures"]) == 0
-    assert sorted(p.name for p in (tmp_path / "o1").iterdir()) == ["summary.json", "wide_edges.csv"]
+    assert sorted(p.name for p in (tmp_path / "o1").iterdir()) == [".written-by-acd", "summary.json", "wide_edges.csv"]
     assert json.loads((tmp_path / "o1" / "summary.json").read_text())["samples"][0]["graph_png"] is None
     start = time.perf_counter()
     assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "wide.csv"), "--out", str(tmp_path / "o2")]) == 0
@@ -238,7 +240,45 @@ BAD = {  # case -> (argv from the work folder and a temp folder, words the one-l
                                                    "--out", str(t / "r")], "lacks the dataset description"),
     "ragged csv": (lambda w, t: _infer(w, t, _file(t / "ragged.csv", "a,b\n1,2\n3,4,5\n" + "1,2\n" * 30)),
                    "not a regular comma-separated table"),
+    # issue 33, case 8: a broken run.json is named
+    "run.json not JSON": (lambda w, t: _train_into(w, _run_json(t, "{bad")), "run.json is not valid JSON"),
+    "run.json a list": (lambda w, t: _train_into(w, _run_json(t, "[1, 2]")), "run.json holds a JSON list, not the object"),
+    # issue 33, case 9: messages that say what is wrong, naming the file
+    "one-row csv": (lambda w, t: _kuramoto(t, _file(t / "one.csv", "a,b,c\n0.1,0.2,0.3\n")),
+                    "one.csv has 1 time steps but model 'kuramoto' needs at least 14 time steps"),
+    "two-row csv": (lambda w, t: _kuramoto(t, _file(t / "two.csv", "a,b,c\n0.1,0.2,0.3\n0.2,0.1,0.0\n")),
+                    "two.csv has 2 time steps"),
+    "npz without samples": (lambda w, t: _kuramoto(t, _file(t / "zero.npz", np.zeros((0, 5, 49, 4)))),
+                            "zero.npz: the array holds no samples (shape (0, 5, 49, 4)"),
+    "finite beyond float32": (lambda w, t: _kuramoto(t, _file(t / "big.npy", np.full((5, 60), 1e300))),
+                              "big.npy holds values up to 1e+300, beyond the float32 range"),
+    "multi-sample npz named": (lambda w, t: _kuramoto(t, _file(t / "multi.npz", np.ones((2, 5, 60, 3)))),
+                               "multi.npz has 3 feature(s) per series"),
+    "pickle protocol 4": (lambda w, t: ["evaluate", "--model", str(_pickled(w, t))], "refuses to load because loading it could run code"),
 }
+
+
+def _run_json(t, text):
+    "A run folder (no marker) whose run.json holds `text`."
+    (t / "r").mkdir(exist_ok=True)
+    (t / "r" / "run.json").write_text(text)
+    return t / "r"
+
+
+def _train_into(w, out):
+    return ["train", "--data", str(w / "data"), "--preset", "ci", "--out", str(out), "--epochs", "1", "--hidden", "8"]
+
+
+def _kuramoto(t, src):
+    return ["infer", "--pretrained", "kuramoto", "--input", str(src), "--out", str(t / "o"), "--no-figures"]
+
+
+def _pickled(w, t):
+    "A run whose best.pt is a plain pickle (protocol 4) of a callable: refused without torch's warning or advice."
+    import pickle
+    run = _bad_checkpoint(w, t, b"")
+    with open(run / "best.pt", "wb") as f: pickle.dump({"model": print, "config": {}}, f, protocol=4)
+    return run
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -249,7 +289,7 @@ def test_bad_input_is_one_line_and_exit_2(case, work, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("acd: error: "), err
-    assert expected in err and "Traceback" not in err, err
+    assert expected in err and "Traceback" not in err and "weights_only" not in err, err
 
 
 def test_console_script_exit_code_and_single_line(tmp_path):
@@ -269,3 +309,189 @@ def test_demo_with_a_model_folder_and_without_models(work, tmp_path, capsys):
     from acd_nb.commands import run_demo
     summary = run_demo(tmp_path / "demo0", n_samples=8, models=[])
     assert "models" not in summary and "no trained model is shipped" in capsys.readouterr().out
+
+
+# ---- issue 33: outputs that never clobber, batches that survive a bad file, limits instead of tracebacks ----
+
+def _err(capsys):
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_out_folder_with_user_files_is_refused_by_every_command(work, tmp_path, capsys):
+    "Case 1: one rule for simulate, train and infer: a folder of the user's files is refused by name and left as it was."
+    src = named_csv(work, tmp_path / "rec.csv")
+    mine = tmp_path / "mine"; mine.mkdir()
+    (mine / "summary.json").write_text("mine"); (mine / "rec_edges.csv").write_text("mine too")
+    assert main(_infer(work, tmp_path, src)[:-1] + [str(mine)]) == 2
+    assert "was not written by acd (it holds rec_edges.csv, summary.json and no .written-by-acd file)" in _err(capsys)[1]
+    theirs = tmp_path / "theirs"; theirs.mkdir()
+    (theirs / "history.json").write_text("mine"); (theirs / "best.pt").write_text("mine")
+    assert main(_train_into(work, theirs)) == 2
+    assert "was not written by acd (it holds best.pt, history.json" in _err(capsys)[1]
+    assert main(["simulate", "springs", "--out", str(theirs), *SIZES]) == 2
+    assert "was not written by acd" in _err(capsys)[1]
+    assert [(mine / f).read_text() for f in ("summary.json", "rec_edges.csv")] == ["mine", "mine too"]
+    assert sorted(p.name for p in theirs.iterdir()) == ["best.pt", "history.json"]
+    assert main(_infer(work, tmp_path, src)[:-1] + [str(work / "data")]) == 2  # another command's folder
+    assert "holds the output of `acd simulate`; choose another --out for `acd infer`" in _err(capsys)[1]
+
+
+def test_infer_rerun_replaces_only_its_own_outputs(work, tmp_path, capsys):
+    "Case 1: rerunning `acd infer` on its own folder replaces its earlier outputs; a user's file put there stops it."
+    first, second = named_csv(work, tmp_path / "first.csv"), named_csv(work, tmp_path / "second.csv")
+    out = tmp_path / "o"
+    assert main(_infer(work, tmp_path, first) + ["--no-figures"]) == 0
+    assert main(_infer(work, tmp_path, second) + ["--no-figures"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".written-by-acd", "second_edges.csv", "summary.json"]
+    assert [s["sample"] for s in json.loads((out / "summary.json").read_text())["samples"]] == ["second"]
+    (out / "notes.txt").write_text("mine")
+    assert main(_infer(work, tmp_path, first)) == 2
+    assert "holds files acd did not write (notes.txt)" in _err(capsys)[1] and (out / "second_edges.csv").exists()
+
+
+@pytest.mark.parametrize("command", ["infer", "train"])
+def test_root_and_home_are_refused(command, work, tmp_path, monkeypatch, capsys):
+    "Case 2: --out / and --out $HOME are refused before anything is read or written."
+    home = tmp_path / "home"; home.mkdir(); monkeypatch.setenv("HOME", str(home))
+    for out in ("/", str(home)):
+        argv = _infer(work, tmp_path, named_csv(work, tmp_path / "rec.csv"))[:-1] + [out] if command == "infer" \
+            else _train_into(work, out)
+        assert main(argv) == 2
+        err = _err(capsys)[1]
+        assert err.startswith(f"acd: error: refusing --out {out}: it is the ") and err.count("\n") == 1, err
+    assert list(home.iterdir()) == []
+
+
+def test_a_second_writer_is_refused_and_a_killed_one_leaves_no_lock(work, tmp_path, capsys):
+    "Case 3: a run holding --out (an flock) refuses a second one; killed with -9, it leaves the folder usable."
+    out = tmp_path / "o"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from acd_nb.commands import claim_out_folder\n"
+                               f"with claim_out_folder({str(out)!r}, 'infer', ['x_edges.csv']):\n"
+                               "    print('held', flush=True); time.sleep(120)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        src = named_csv(work, tmp_path / "rec.csv")
+        assert main(_infer(work, tmp_path, src)) == 2
+        assert f"another acd run (process {holder.pid}) is writing to {out}; wait for it" in _err(capsys)[1]
+        assert main(_train_into(work, out)) == 2  # train takes the same lock (and the folder is infer's)
+    finally:
+        holder.kill(); holder.wait()
+    assert main(_infer(work, tmp_path, src) + ["--no-figures"]) == 0  # the kernel dropped the lock with the process
+    assert (out / "rec_edges.csv").exists() and not (out / ".acd.lock").exists()
+
+
+def test_out_equal_to_the_input_folder_is_refused(work, tmp_path, capsys):
+    "Case 4: --out is the input folder (a rerun would read its own outputs as recordings)."
+    (tmp_path / "recs").mkdir()
+    named_csv(work, tmp_path / "recs" / "a.csv")
+    assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "recs"), "--out", str(tmp_path / "recs")]) == 2
+    assert "is the input folder" in _err(capsys)[1]
+    assert sorted(p.name for p in (tmp_path / "recs").iterdir()) == ["a.csv"]
+
+
+def test_a_bad_file_does_not_stop_the_folder(work, tmp_path, capsys):
+    "Case 5: every good recording is written (each at its own length), every bad one named with its reason, exit 3."
+    recs = tmp_path / "recs"; recs.mkdir()
+    named_csv(work, recs / "a_ok.csv", n_steps=40)
+    _file(recs / "b_garbage.csv", "a,b\n1,2\n3,4,5\n")
+    pd.read_csv(named_csv(work, recs / "c_nan.csv")).assign(sun=np.nan).to_csv(recs / "c_nan.csv", index=False)
+    named_csv(work, recs / "d_longer.csv", columns=NAMES[:4])  # 4 series: its own shape
+    res = subprocess.run([str(BIN / "acd"), "infer", "--model", str(work / "run"), "--input", str(recs),
+                          "--out", str(tmp_path / "o"), "--no-figures"], capture_output=True, text=True,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert res.returncode == 3, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 2 and all(line.startswith("acd: error: ") for line in lines), res.stderr
+    assert "b_garbage.csv: not a regular comma-separated table" in lines[0] and "c_nan.csv contains NaN" in lines[1]
+    assert "2 sample(s)" in res.stdout and "2 recording(s) failed" in res.stdout
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert [s["sample"] for s in summary["samples"]] == ["a_ok", "d_longer"]
+    assert [s["names"] for s in summary["samples"]] == [NAMES, NAMES[:4]] and summary["names"] is None
+    assert [Path(f["source"]).name for f in summary["failed"]] == ["b_garbage.csv", "c_nan.csv"]
+    assert pd.read_csv(tmp_path / "o" / "d_longer_edges.csv", index_col=0).shape == (4, 4)
+    assert "some recordings failed" in subprocess.run([str(BIN / "acd"), "infer", "--help"], capture_output=True,
+                                                      text=True).stdout.replace("\n", " ").replace("  ", " ")
+
+
+def test_memory_is_estimated_before_inference(work, tmp_path, monkeypatch, capsys):
+    "Case 6: 5,000 series, or a recording too long for the limit, is refused in one line; within it, batches fit."
+    rng = np.random.default_rng(0)
+    wide = tmp_path / "wide.csv"
+    pd.DataFrame(np.sin(rng.normal(size=(30, 5000)).cumsum(0)), columns=[f"s{k}" for k in range(5000)]).to_csv(wide, index=False)
+    start = time.perf_counter()
+    assert main(["infer", "--pretrained", "kuramoto", "--input", str(wide), "--out", str(tmp_path / "o")]) == 2
+    err = _err(capsys)[1]
+    assert time.perf_counter() - start < 30 and err.count("\n") == 1, err
+    assert "wide.csv: inferring the graph of 5000 series x 30 steps (enc) needs about" in err
+    assert "GB of memory, more than the limit of" in err and "use at most about" in err and "series per file" in err
+    monkeypatch.setenv("ACD_MEMORY_GB", "0.05")
+    long = tmp_path / "long.csv"
+    pd.DataFrame(np.sin(rng.normal(size=(20_000, 5)).cumsum(0)), columns=NAMES).to_csv(long, index=False)
+    assert main(["infer", "--pretrained", "kuramoto", "--input", str(long), "--out", str(tmp_path / "o")]) == 2
+    err = _err(capsys)[1]
+    assert "more than the limit of 0.1 GB (ACD_MEMORY_GB)" in err and "files of at most about" in err, err
+    # within the limit: batches of one sample when one is all that fits, with the same graphs as one batch
+    from acd_nb.commands import inference_memory
+    from acd_nb.pretrained import load_model
+    x = np.random.default_rng(1).normal(size=(6, 5, 20, 1)).cumsum(2)
+    np.savez(tmp_path / "six.npz", x=x)
+    monkeypatch.setenv("ACD_MEMORY_GB", str(1.5 * inference_memory(load_model(work / "run"), 5, 20, 1) / 2 ** 30))
+    assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "six.npz"), "--out", str(tmp_path / "b1"), "--no-figures"]) == 0
+    monkeypatch.delenv("ACD_MEMORY_GB")
+    assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / "six.npz"), "--out", str(tmp_path / "b6"), "--no-figures"]) == 0
+    for k in range(6):
+        np.testing.assert_allclose(pd.read_csv(tmp_path / "b1" / f"six_{k}_edges.csv", index_col=0).to_numpy(),
+                                   pd.read_csv(tmp_path / "b6" / f"six_{k}_edges.csv", index_col=0).to_numpy(), atol=1e-6)
+
+
+def _file_size_limit(n_bytes):
+    "For a child process: writing past `n_bytes` fails (EFBIG, as a full disk would) instead of killing it."
+    def limit():
+        import resource, signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (n_bytes, n_bytes))
+    return limit
+
+
+def test_train_on_a_full_disk_is_one_line_and_keeps_checkpoints(work, tmp_path):
+    "Case 7: a checkpoint that cannot be written: one line naming it, exit 2, the complete checkpoints kept."
+    out = tmp_path / "run"
+    argv = [str(BIN / "acd"), "train", "--data", str(work / "data"), "--preset", "ci", "--out", str(out), "--hidden", "8"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    assert subprocess.run(argv + ["--epochs", "1"], env=env, capture_output=True).returncode == 0
+    last = (out / "last.pt").read_bytes()
+    res = subprocess.run(argv + ["--epochs", "3"], env=env, capture_output=True, text=True,
+                         preexec_fn=_file_size_limit(len(last) // 2))  # best.pt fits, last.pt does not
+    errors = [line for line in res.stderr.splitlines() if "acd: error" in line or "Traceback" in line]
+    assert res.returncode == 2 and len(errors) == 1, res.stderr[-2000:]
+    assert f"cannot write {out / 'last.pt'}: the write failed (a full disk or a file-size limit?)" in errors[0]
+    assert (out / "last.pt").read_bytes() == last and not list(out.glob(".*.tmp"))
+    from acd_nb.pretrained import read_checkpoint
+    assert read_checkpoint(out / "best.pt")["epoch"] >= 1
+    assert main(argv[1:] + ["--epochs", "2"]) == 0  # resumes
+
+
+def test_temporaries_of_a_killed_run_are_removed_by_the_rerun(work, tmp_path):
+    "Case 9: kill -9 mid-write leaves .<name>.<random>.tmp files; the next run on the folder removes them."
+    out = tmp_path / "run"
+    assert main(_train_into(work, out)) == 0
+    (out / ".last.pt.abcd1234.tmp").write_bytes(b"half a checkpoint")
+    assert main(_train_into(work, out)[:-4] + ["--epochs", "2", "--hidden", "8"]) == 0
+    assert not list(out.glob(".*.tmp")) and json.loads((out / "history.json").read_text())[-1]["epoch"] == 2
+
+
+def test_a_refused_pickle_is_one_line_without_warnings(work, tmp_path):
+    "Case 9: torch's UserWarning and its advice to load with weights_only=False never reach the user."
+    res = subprocess.run([str(BIN / "acd"), "evaluate", "--model", str(_pickled(work, tmp_path))], capture_output=True, text=True)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "refuses to load" in res.stderr and "weights_only" not in res.stderr
+
+
+def test_unicode_file_names_stay_readable(work, tmp_path, capsys):
+    "Case 10: 日本.csv gives 日本_edges.csv; a renamed sample is told among the notes."
+    recs = tmp_path / "recs"; recs.mkdir()
+    named_csv(work, recs / "日本.csv"); named_csv(work, recs / "my (first) run.csv")
+    assert main(["infer", "--model", str(work / "run"), "--input", str(recs), "--out", str(tmp_path / "o"), "--no-figures"]) == 0
+    assert "note: my (first) run.csv is written as my_first_run_edges.csv" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "o").glob("*_edges.csv")) == ["my_first_run_edges.csv", "日本_edges.csv"]
