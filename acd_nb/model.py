@@ -160,7 +160,10 @@ class ACD(nn.Module):
 
     def autocast(self, device_type: str = "cpu"):
         "bf16 autocast context when `cfg.dtype == 'bf16'`, else a no-op."
-        return torch.autocast(device_type, dtype=torch.bfloat16) if self.cfg.dtype == "bf16" else nullcontext()
+        # no cast cache on a GPU: a CUDA graph cannot capture it (each use casts the weights again; the gradients
+        # then add up in float32, not bfloat16). The CPU keeps the cache, and its numbers.
+        if self.cfg.dtype != "bf16": return nullcontext()
+        return torch.autocast(device_type, dtype=torch.bfloat16, cache_enabled=device_type == "cpu")
 
     def check_input(self, x: torch.Tensor) -> torch.Tensor:
         """Shape checks of series `(B, N, T, D)`, without a NaN scan

@@ -15,6 +15,7 @@ import os
 import shutil
 import time
 import warnings
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -32,9 +33,10 @@ from .model import ACD, ACDConfig
 from .sims import SimConfig
 
 # %% auto #0
-__all__ = ['SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors', 'save_checkpoint',
-           'load_checkpoint', 'load_weights', 'evaluate_loss', 'compile_encoder', 'distributed_env', 'fit',
-           'write_or_check_run', 'discard_unstarted_run', 'train_dataset', 'train_simulated']
+__all__ = ['PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors',
+           'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss', 'compile_encoder', 'distributed_env',
+           'epochs_without_gain', 'fit', 'write_or_check_run', 'discard_unstarted_run', 'train_dataset',
+           'train_simulated']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 @dataclass
@@ -51,6 +53,8 @@ class TrainConfig:
     checkpoint_every: int = 200    # optimiser steps between mid-epoch checkpoints (0: only at epoch ends)
     progress: bool = True
     compile: bool = False          # torch.compile the encoder (needs a C++ compiler on CPU)
+    patience: int | None = None    # stop after this many epochs without a better validation score; None: never
+    cuda_graphs: bool = True       # on CUDA, replay the training step as a CUDA graph (see `fit`)
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "lr_decay_every"):
@@ -58,6 +62,8 @@ class TrainConfig:
         if not self.lr > 0: raise ValueError(f"lr must be positive, got {self.lr}")
         if self.minutes is not None and not self.minutes > 0:
             raise ValueError(f"minutes must be positive (or None: no time limit), got {self.minutes}")
+        if self.patience is not None and self.patience < 1:
+            raise ValueError(f"patience must be >= 1 (or None: no early stop), got {self.patience}")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -180,11 +186,40 @@ def _start_distributed(device: torch.device) -> torch.device:
     if not dist.is_initialized(): dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     return device
 
+# %% ../nbs/14_train.ipynb #a1c0e7b2
+PATIENCE_MIN_GAIN = 1e-4  # a validation score must rise by more than this to count as better (`TrainConfig.patience`)
+
+def epochs_without_gain(history: list[dict]) -> int:
+    """Epochs since the best validation score of `history`
+
+    The score is the validation AUROC where the validation graphs are known, else minus the validation loss."""
+    best, stale = -math.inf, 0
+    for record in history:
+        score = record.get("valid_auroc", -record["valid_loss"] if "valid_loss" in record else None)
+        if score is None: continue
+        if score > best + PATIENCE_MIN_GAIN: best, stale = score, 0
+        else: stale += 1
+    return stale
+
+def _adam(model, lr: float, device: torch.device) -> torch.optim.Adam:
+    "Adam; on CUDA its fused kernel, capturable so that a CUDA graph can hold the step"
+    if device.type == "cuda": return torch.optim.Adam(model.parameters(), lr=lr, fused=True, capturable=True)
+    return torch.optim.Adam(model.parameters(), lr=lr)
+
+def _adapt_adam(opt: torch.optim.Adam, device: torch.device):
+    "After loading a state saved on another kind of device: the kernel options of this one."
+    for group in opt.param_groups:
+        group["fused"], group["capturable"] = (True, True) if device.type == "cuda" else (None, False)
+        group["lr"] = float(group["lr"])
+
+
 # %% ../nbs/14_train.ipynb #79405f14
 class _Run:
-    """One `fit` run as named steps, with the checkpoints in between
+    """One member of a `fit` call as named steps, with the checkpoints in between
 
-    The steps: setup, `resume`, `train_epoch`, `end_epoch`."""
+    The steps: setup, `resume`, then per epoch `begin_epoch`, `train_step` / `after_step` per batch, and
+    `end_epoch`. Everything random a member does runs inside `own_rng`, so each member draws the numbers it would
+    draw if it were trained alone."""
     def __init__(self, model, train, valid, cfg: TrainConfig, out_dir):
         self.model, self.cfg = model, cfg
         self.rank, self.world = distributed_env()
@@ -199,27 +234,45 @@ class _Run:
         self.vextras = extra_tensors(valid, names, len(self.vx), self.device) if valid is not None else {}
         if self.world > 1 and len(self.x) < self.world:
             raise ValueError(f"{len(self.x)} training samples cannot be shared by {self.world} processes")
-        self.opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        self.opt = _adam(model, cfg.lr, self.device)
         self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=cfg.lr_decay_every, gamma=cfg.lr_decay_gamma)
         self.out_dir = Path(out_dir) if out_dir is not None else None
         # where the run starts: epoch and batch, its history, best validation loss, seconds trained in earlier sessions,
         # and the summed loss of the started epoch's batches
         self.start_epoch, self.start_step, self.history = 0, 0, []
         self.best, self.elapsed, self.running_loss = math.inf, 0.0, 0.0
+        self.stale_epochs, self.next_epoch, self.stopped = 0, 0, None
         self.steps_done, self.t0 = 0, time.perf_counter()
+        self.run_loss = torch.zeros((), device=self.device)  # summed on the device, read once per epoch
+        self.net = model
         seed_everything(cfg.seed + self.rank)
+        self.rng = torch.get_rng_state()
+
+    @contextmanager
+    def own_rng(self):
+        "Swap this member's CPU random stream in for the block, and out again after it."
+        torch.set_rng_state(self.rng)
+        try: yield
+        finally: self.rng = torch.get_rng_state()
 
     def resume(self) -> bool:
-        """Continue from `last.pt`; False when its time budget is spent
+        """Continue from `last.pt`; False when its budget is spent
 
         Restores weights, optimiser, scheduler, RNG and position."""
         ckpt = load_weights(self.model, self.out_dir / "last.pt", map_location=self.device)
         self.opt.load_state_dict(ckpt["optimizer"]); self.sched.load_state_dict(ckpt["scheduler"])
-        # loaded onto the run's device  # several processes: each keeps its own seeded stream
-        if self.world == 1: torch.set_rng_state(ckpt["rng"].cpu())
+        _adapt_adam(self.opt, self.device)
+        # several processes: each keeps its own seeded stream
+        if self.world == 1: self.rng = ckpt["rng"].cpu()
         self.start_epoch, self.start_step, self.history = ckpt["epoch"], ckpt["step_in_epoch"], ckpt["history"]
         self.best, self.elapsed, self.running_loss = ckpt["best_valid_loss"], ckpt["elapsed_s"], ckpt["running_loss"]
-        return self.cfg.minutes is None or self.elapsed / 60 <= self.cfg.minutes
+        self.stale_epochs = epochs_without_gain(self.history)
+        in_budget = self.cfg.minutes is None or self.elapsed / 60 <= self.cfg.minutes
+        return in_budget and not self.patience_spent()
+
+    def patience_spent(self) -> bool:
+        "Whether `cfg.patience` epochs have passed without a better validation score."
+        return self.cfg.patience is not None and self.stale_epochs >= self.cfg.patience
 
     def minutes(self) -> float:
         "Training minutes so far, earlier sessions included."
@@ -243,86 +296,237 @@ class _Run:
                         best_valid_loss=self.best, elapsed_s=self.minutes() * 60, train_config=self.cfg.to_dict(),
                         running_loss=running_loss)
 
-    def train_epoch(self, epoch: int, net, bar, stop_after_steps: int | None) -> tuple[int, torch.Tensor, str | None]:
-        """Optimiser steps over `epoch`'s batches
-
-        Returns the batches done, their summed loss and why it stopped early (`'time'`, `'interrupted'` or
-        None)."""
-        cfg, model = self.cfg, self.model
-        model.train()
-        batches = epoch_batches(len(self.x), cfg.batch_size * self.world, cfg.seed, epoch, self.device)
+    def begin_epoch(self, epoch: int):
+        "The batches of `epoch` (permuted by seed and epoch) and where in them this run starts"
+        self.epoch, self.stopped = epoch, None
+        self.model.train()
+        batches = epoch_batches(len(self.x), self.cfg.batch_size * self.world, self.cfg.seed, epoch, self.device)
         if self.world > 1 and len(batches[-1]) < self.world: batches = batches[:-1]  # every process needs a sample
-        first = self.start_step if epoch == self.start_epoch else 0
-        run_loss = torch.tensor(self.running_loss if first else 0.0, device=self.device)
-        done = first  # batches of this epoch done so far
-        for step in range(first, len(batches)):
-            idx = batches[step][self.rank::self.world]
-            out = net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
-            self.opt.zero_grad(set_to_none=True)
-            out["loss"].backward()
-            self.opt.step()
-            run_loss += out["loss"].detach().float()
-            self.steps_done, done = self.steps_done + 1, step + 1
-            if cfg.progress and self.main_process and step % 20 == 0:
-                bar.set_postfix(loss=f"{float(out['loss'].detach()):.4g}", step=f"{step}/{len(batches)}")
-            over_time = self.out_of_time()
-            if stop_after_steps is not None and self.steps_done >= stop_after_steps:
-                self.checkpoint(epoch, done, float(run_loss))
-                return done, run_loss, "interrupted"
-            if cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < len(batches):
-                self.checkpoint(epoch, done, float(run_loss))
-            if over_time: return done, run_loss, "time"
-        return done, run_loss, None
+        self.batches = batches
+        self.done = self.start_step if epoch == self.start_epoch else 0  # batches of this epoch done so far
+        self.run_loss.fill_(self.running_loss if self.done else 0.0)
 
-    def end_epoch(self, epoch: int, done: int, run_loss: torch.Tensor) -> dict:
+    def steps_left(self) -> bool: return self.stopped is None and self.done < len(self.batches)
+
+    def batch(self) -> torch.Tensor:
+        "Sample indices of this process's share of the next batch."
+        return self.batches[self.done][self.rank::self.world]
+
+    def train_step(self, idx: torch.Tensor) -> dict:
+        "One optimiser step on the samples `idx`; the loss is added to `run_loss` on the device"
+        out = self.net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
+        self.opt.zero_grad(set_to_none=True)
+        out["loss"].backward()
+        self.opt.step()
+        self.run_loss += out["loss"].detach().float()
+        return out
+
+    def after_step(self, stop_after_steps: int | None, out: dict | None = None, bar=None):
+        """Count the step; checkpoints, the time budget and `stop_after_steps` (sets `stopped`)
+
+        With `out` and a bar, the bar shows the step's loss every 20 steps (a device synchronisation)."""
+        self.steps_done, self.done = self.steps_done + 1, self.done + 1
+        step = self.done - 1
+        if out is not None and bar is not None and self.cfg.progress and self.main_process and step % 20 == 0:
+            bar.set_postfix(loss=f"{float(out['loss'].detach()):.4g}", step=f"{step}/{len(self.batches)}")
+        over_time = self.out_of_time()
+        if stop_after_steps is not None and self.steps_done >= stop_after_steps:
+            self.checkpoint(self.epoch, self.done, float(self.run_loss))
+            self.stopped = "interrupted"
+            return
+        if self.cfg.checkpoint_every and self.done % self.cfg.checkpoint_every == 0 and self.done < len(self.batches):
+            self.checkpoint(self.epoch, self.done, float(self.run_loss))
+        if over_time: self.stopped = "time"
+
+    def end_epoch(self, step_mode: str | None = None) -> dict:
         """Learning-rate step, validation, the epoch's record and checkpoints
 
-        Writes `best.pt` (when validation improves), `last.pt` and `history.json`; returns the record."""
+        Writes `best.pt` (when validation improves), `last.pt` and `history.json`; returns the record, which names
+        `step_mode` (how a GPU ran the steps, `_Engine.mode`) when given."""
+        epoch = self.epoch
         self.sched.step()
-        record = {"epoch": epoch + 1, "train_loss": float(run_loss) / max(done, 1),
+        record = {"epoch": epoch + 1, "train_loss": float(self.run_loss) / max(self.done, 1),
                   "lr": self.opt.param_groups[0]["lr"]}
         if self.vx is not None and self.main_process:
-            val = evaluate_loss(self.model, self.vx, self.vedges, extras=self.vextras)
+            batch_size = 256 if self.device.type == "cpu" else 4096  # a GPU validates in a few large batches
+            val = evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras)
             record.update({f"valid_{k}": v for k, v in val.items()})
             if self.out_dir is not None and val["loss"] < self.best:
                 self.best = val["loss"]
                 save_checkpoint(self.out_dir / "best.pt", self.model, epoch=epoch + 1, valid=val)
         record["minutes"] = self.minutes()
+        if step_mode is not None: record["step_mode"] = step_mode
         self.history.append(record)
+        self.next_epoch = epoch + 1
+        self.stale_epochs = epochs_without_gain(self.history)
         self.checkpoint(epoch + 1, 0, 0.0)
         if self.out_dir is not None and self.main_process: write_json(self.out_dir / "history.json", self.history)
         return record
 
+    def finished(self) -> bool:
+        "Whether this run trains no further: all epochs done, out of time, or out of patience."
+        return self.stopped == "time" or self.next_epoch >= self.cfg.epochs or self.patience_spent()
+
+
+# %% ../nbs/14_train.ipynb #b7e4d2c9
+class _StepGraph:
+    """The optimiser steps of several members as one CUDA graph: one replay steps them all
+
+    Each member's step is captured on a CUDA stream of its own (forked from the capture stream and joined back), so
+    the members' kernels can run side by side on the GPU; `streams=False` captures them one after another. Replay
+    reads each member's batch from the static index tensor `idx` `(members, batch)`."""
+    def __init__(self, runs: list, batch_size: int, streams: bool = True):
+        self.runs, self.streams = runs, streams
+        self.key = self.key_of(runs)
+        self.idx = torch.zeros(len(runs), batch_size, dtype=torch.long, device=runs[0].device)
+        self.graph = torch.cuda.CUDAGraph()
+        side = [torch.cuda.Stream() for _ in runs] if streams else []
+        with torch.cuda.graph(self.graph):
+            origin = torch.cuda.current_stream()
+            for k, run in enumerate(runs):
+                if streams:
+                    side[k].wait_stream(origin)
+                    with torch.cuda.stream(side[k]): run.train_step(self.idx[k])
+                else: run.train_step(self.idx[k])
+            for s in side: origin.wait_stream(s)
+
+    @staticmethod
+    def key_of(runs: list) -> tuple:
+        "What a captured graph depends on: its members and their learning rates (captured as constants)."
+        return tuple((id(r), r.opt.param_groups[0]["lr"]) for r in runs)
+
+    def replay(self):
+        "One step of every member on its next batch."
+        torch.stack([r.batch() for r in self.runs], out=self.idx)
+        self.graph.replay()
+
+
+class _Engine:
+    """Steps the members of one `fit` call; on CUDA through a `_StepGraph` once warmed up
+
+    The first `WARMUP` full batches run eagerly on a side stream (as CUDA graph capture requires); a capture that
+    fails falls back to one stream, then to eager steps, with a warning, so training never stops for it."""
+    WARMUP = 3
+
+    def __init__(self, runs: list, stop_after_steps: int | None):
+        self.runs, self.stop_after_steps = runs, stop_after_steps
+        cfg0 = runs[0].cfg
+        self.use_graphs = (runs[0].device.type == "cuda" and runs[0].world == 1 and all(r.cfg.cuda_graphs for r in runs)
+                           and len({r.cfg.batch_size for r in runs}) == 1)
+        self.batch_size, self.graphs, self.warm_steps = cfg0.batch_size, {}, 0
+        self.mode = "graph-streams" if self.use_graphs else "eager"
+        self.side = torch.cuda.Stream() if self.use_graphs else None
+
+    def step(self, stepping: list, bar):
+        "One optimiser step of each run in `stepping` (each on its own next batch)."
+        full = all(len(r.batch()) == self.batch_size for r in stepping)
+        if self.use_graphs and full and self.warm_steps >= self.WARMUP:
+            graph = self.graph_for(stepping)
+            if graph is not None:
+                graph.replay()
+                for r in stepping:
+                    with r.own_rng(): r.after_step(self.stop_after_steps)
+                return
+        on_side = self.use_graphs and self.warm_steps < self.WARMUP
+        if on_side: self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side) if on_side else nullcontext():
+            for r in stepping:
+                with r.own_rng():
+                    out = r.train_step(r.batch())
+                    r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
+        if on_side: torch.cuda.current_stream().wait_stream(self.side)
+        if full: self.warm_steps += 1
+
+    def graph_for(self, stepping: list) -> _StepGraph | None:
+        """The graph of these runs at their learning rates: kept, or captured now (None where capture fails)
+
+        Few graphs are kept: one per set of runs that step together (all, or those left when others finish)."""
+        key = _StepGraph.key_of(stepping)
+        if key in self.graphs: return self.graphs[key]
+        if len(self.graphs) >= 4: self.graphs.clear()  # e.g. after a learning-rate step: the old ones are unused
+        torch.cuda.synchronize()
+        for streams in ((True, False) if self.mode == "graph-streams" else (False,)):
+            try:
+                self.graphs[key] = _StepGraph(stepping, self.batch_size, streams)
+                self.mode = "graph-streams" if streams else "graph-serial"
+                return self.graphs[key]
+            except Exception as e:  # capture is an optimisation: any failure leaves eager steps, never a stopped run
+                warnings.warn(f"CUDA graph capture ({'one stream per model' if streams else 'one stream'}) failed, "
+                              f"{'trying one stream' if streams else 'training without CUDA graphs'}: "
+                              f"{type(e).__name__}: {e}")
+                torch.cuda.synchronize()
+        self.use_graphs, self.mode = False, "eager"
+        return None
+
+
+def _members(value, k: int, name: str, default=None) -> list:
+    "A value per member: a list of `k`, or one value for every member."
+    if isinstance(value, list):
+        if len(value) != k: raise ValueError(f"{name} holds {len(value)} entries for {k} models")
+        return value
+    return [default if value is None else value] * k
+
+
 # %% ../nbs/14_train.ipynb #d6ac8bf4
 def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, resume: bool = True,
-        stop_after_steps: int | None = None) -> list[dict]:
+        stop_after_steps: int | None = None) -> list[dict] | list[list[dict]]:
     """Train `model` on `train`, validating on `valid` every epoch
 
     `train` is `(x, edges)` (see `as_tensors`), a dict when the model has `extra_inputs`.
     With `out_dir`, writes `last.pt` (resumable), `best.pt` (lowest validation loss) and `history.json`, and
     resumes from `last.pt` when present and `resume`. Returns the per-epoch history (losses, AUROC, minutes).
-    Under `torchrun`, trains with DistributedDataParallel (see above).
-    `stop_after_steps` interrupts the run after that many optimiser steps (used to test resuming)."""
-    cfg = cfg or TrainConfig()
-    run = _Run(model, train, valid, cfg, out_dir)
-    if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
-        return run.history  # its budget is spent: nothing to resume
-    if cfg.compile: compile_encoder(model)
-    device_ids = [run.device] if run.device.type == "cuda" else None
-    net = DistributedDataParallel(model, device_ids=device_ids) if run.world > 1 else model
-    run.t0 = time.perf_counter()
-    bar = tqdm(total=cfg.epochs, initial=run.start_epoch, desc="train", unit="epoch",
-               disable=not (cfg.progress and run.main_process))
-    for epoch in range(run.start_epoch, cfg.epochs):
-        done, run_loss, stopped = run.train_epoch(epoch, net, bar, stop_after_steps)
-        if stopped == "interrupted": bar.close(); return run.history
-        record = run.end_epoch(epoch, done, run_loss)
+    `model` may be a list: an ensemble, trained in one loop (see above); `train`, `valid`, `cfg` and `out_dir` are then
+    lists with an entry per model, or one value shared by all (`out_dir` must differ), and the result is a list of
+    histories. Under `torchrun`, trains one model with DistributedDataParallel (see above).
+    `stop_after_steps` interrupts each run after that many optimiser steps (used to test resuming)."""
+    ensemble = isinstance(model, (list, tuple))
+    models = list(model) if ensemble else [model]
+    k = len(models)
+    if k == 0: raise ValueError("fit needs at least one model")
+    trains, valids, cfgs, out_dirs = ((_members(v, k, name) if ensemble else [v]) for v, name in
+                                      ((train, "train"), (valid, "valid"), (cfg, "cfg"), (out_dir, "out_dir")))
+    cfgs = [c or TrainConfig() for c in cfgs]
+    named = [str(Path(o).resolve()) for o in out_dirs if o is not None]
+    if len(set(named)) < len(named): raise ValueError("the models of an ensemble need an out_dir each")
+    if distributed_env()[1] > 1 and k > 1: raise ValueError("under torchrun, fit trains one model, not an ensemble")
+    if len({get_device(c.device) for c in cfgs}) > 1: raise ValueError("the models of an ensemble train on one device")
+    runs = [_Run(m, t, v, c, o) for m, t, v, c, o in zip(models, trains, valids, cfgs, out_dirs)]
+    for run in runs:
+        if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
+            run.next_epoch = math.inf  # its budget is spent: nothing to resume
+        else: run.next_epoch = run.start_epoch
+        if run.cfg.compile: compile_encoder(run.model)
+        device_ids = [run.device] if run.device.type == "cuda" else None
+        if run.world > 1: run.net = DistributedDataParallel(run.model, device_ids=device_ids)
+        run.t0 = time.perf_counter()
+    _train_members(runs, stop_after_steps)
+    if runs[0].world > 1: dist.barrier()
+    return [r.history for r in runs] if ensemble else runs[0].history
+
+
+def _train_members(runs: list, stop_after_steps: int | None):
+    """Epochs of every run until each is finished: the steps of one epoch of each interleaved, step by step
+
+    Stops everything at the first run interrupted by `stop_after_steps`."""
+    active = [r for r in runs if r.next_epoch < r.cfg.epochs]
+    if not active: return
+    engine, main = _Engine(runs, stop_after_steps), runs[0]
+    bar = tqdm(total=max(r.cfg.epochs for r in runs), initial=min(r.next_epoch for r in active), desc="train",
+               unit="epoch", disable=not (main.cfg.progress and main.main_process))
+    while active:
+        for r in active: r.begin_epoch(r.next_epoch)
+        while stepping := [r for r in active if r.steps_left()]:
+            engine.step(stepping, bar)
+            if any(r.stopped == "interrupted" for r in stepping): bar.close(); return
+        records = []
+        for r in active:
+            with r.own_rng(): records.append(r.end_epoch(engine.mode if r.device.type == "cuda" else None))
         bar.update(1)
-        bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k in ("train_loss", "valid_loss", "valid_auroc")})
-        if stopped == "time": break
+        shown = {k: f"{v:.4g}" for k, v in records[0].items() if k in ("train_loss", "valid_loss", "valid_auroc")}
+        bar.set_postfix({**shown, **({"models": len(active), "mode": engine.mode} if len(runs) > 1 else {})})
+        active = [r for r in active if not r.finished()]
     bar.close()
-    if run.world > 1: dist.barrier()
-    return run.history
+
 
 # %% ../nbs/14_train.ipynb #7b3064df
 # The model each system is trained with unless `model` says otherwise. Kuramoto: the decoder variance 5e-5
@@ -332,8 +536,9 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
 SYSTEM_MODEL = {"springs": {"encoder": "mlp"}, "kuramoto": {"encoder": "cnn", "out_var": 5e-5}}
 RUN_KEYS = ("data", "features", "model", "train")  # what must match for a run folder to be resumed
 # training settings that may change between a run and its resumption: the budget may grow (a finished run continues
-# exactly as a longer run from the start would: the learning-rate steps do not depend on the epochs planned) or shrink
-VOLATILE = ("progress", "device", "compile", "minutes", "epochs")
+# exactly as a longer run from the start would: the learning-rate steps do not depend on the epochs planned) or shrink,
+# and how the step runs on a GPU does not change what it computes
+VOLATILE = ("progress", "device", "compile", "minutes", "epochs", "patience", "cuda_graphs")
 
 def write_or_check_run(run_file, run: dict):
     """Write `run.json` atomically, or check the existing one
@@ -359,18 +564,10 @@ def discard_unstarted_run(out_dir: Path):
     if out_dir.is_dir() and not any(out_dir.iterdir()): out_dir.rmdir()
 
 # %% ../nbs/14_train.ipynb #bb1edd21
-def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, model: dict | None = None,
-                  train: dict | None = None, threads: int | None = None, run_info: dict | None = None,
-                  init=None) -> dict:
-    """Train ACD on `data` (`DatasetSplits`) with a preset's settings
-
-    Returns `model`, `history`, `data`, `run` (configs).
-    `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`.
-    `init`, a checkpoint of a model with the same config, is where a new run starts (`load_weights`);
-    it is kept in `run.json`."""
-    if threads: torch.set_num_threads(threads)
+def _prepare_member(data, p: Preset, out_dir, seed: int, model: dict | None, train: dict | None,
+                    run_info: dict | None, init) -> dict:
+    "The model, training config and `run.json` of one run of `train_dataset` (`run.json` written or checked)"
     system = data.config["sim"]["system"]
-    p = get_preset(preset, system) if isinstance(preset, str) else preset
     x = data.train["x"]
     model_cfg = ACDConfig(**{"n_features": x.shape[-1], "n_steps": x.shape[2], "hidden": p.hidden, "dtype": p.dtype,
                              "prediction_steps": p.prediction_steps, **SYSTEM_MODEL.get(system, {}), **(model or {})})
@@ -386,26 +583,63 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int = 
     if init is not None: load_weights(net, init)  # a resumed run then replaces these weights by its own
     fresh = out_dir is not None and not (out_dir / "run.json").exists()
     if out_dir is not None and distributed_env()[0] == 0: write_or_check_run(out_dir / "run.json", run)
-    try: history = fit(net, (x, data.train["edges"]), (data.valid["x"], data.valid["edges"]), train_cfg, out_dir)
-    except BaseException:
-        if fresh: discard_unstarted_run(out_dir)
-        raise
-    if out_dir is not None and (out_dir / "best.pt").exists():
-        net.load_state_dict(load_checkpoint(out_dir / "best.pt")["model"])
-    return {"model": net, "history": history, "data": data, "run": run}
+    return {"model": net, "data": data, "run": run, "cfg": train_cfg, "out_dir": out_dir, "fresh": fresh}
 
-def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, seed: int = 0, noise: float = 0.0,
-                    sim: dict | None = None, model: dict | None = None, train: dict | None = None,
-                    threads: int | None = None, init=None) -> dict:
+def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int | list[int] = 0,
+                  model: dict | None = None, train: dict | None = None, threads: int | None = None,
+                  run_info: dict | None = None, init=None) -> dict | list[dict]:
+    """Train ACD on `data` (`DatasetSplits`) with a preset's settings
+
+    Returns `model`, `history`, `data`, `run` (configs).
+    `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`.
+    `init`, a checkpoint of a model with the same config, is where a new run starts (`load_weights`);
+    it is kept in `run.json`.
+    A list of seeds trains an ensemble, one model per seed in one `fit`: `data`, `out_dir`, `run_info` and `init`
+    may then be lists with an entry per seed (or one value for all); returns a list of such dicts."""
+    if threads: torch.set_num_threads(threads)
+    ensemble = isinstance(seed, list)
+    seeds = seed if ensemble else [seed]
+    k = len(seeds)
+    datas, out_dirs, infos, inits = ((_members(v, k, name) if ensemble else [v]) for v, name in
+                                     ((data, "data"), (out_dir, "out_dir"), (run_info, "run_info"), (init, "init")))
+    members = []
+    try:
+        for d, o, s, info, i in zip(datas, out_dirs, seeds, infos, inits):
+            p = get_preset(preset, d.config["sim"]["system"]) if isinstance(preset, str) else preset
+            members.append(_prepare_member(d, p, o, s, model, train, info, i))
+        histories = fit([m["model"] for m in members], [(m["data"].train["x"], m["data"].train["edges"]) for m in members],
+                        [(m["data"].valid["x"], m["data"].valid["edges"]) for m in members],
+                        [m["cfg"] for m in members], [m["out_dir"] for m in members])
+    except BaseException:
+        for m in members:
+            if m["fresh"]: discard_unstarted_run(m["out_dir"])
+        raise
+    results = []
+    for m, history in zip(members, histories):
+        if m["out_dir"] is not None and (m["out_dir"] / "best.pt").exists():
+            m["model"].load_state_dict(load_checkpoint(m["out_dir"] / "best.pt")["model"])
+        results.append({"model": m["model"], "history": history, "data": m["data"], "run": m["run"]})
+    return results if ensemble else results[0]
+
+def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, seed: int | list[int] = 0,
+                    noise: float | list[float] = 0.0, sim: dict | None = None, model: dict | None = None,
+                    train: dict | None = None, threads: int | None = None, init=None) -> dict | list[dict]:
     """Train ACD on the `preset`'s simulated `system` dataset with `train_dataset`
 
     The dataset is built or found in the cache.
-    `sim` overrides fields of `SimConfig`; see `train_dataset` for the rest."""
+    `sim` overrides fields of `SimConfig`; see `train_dataset` for the rest. A list of seeds trains an ensemble, each
+    model on the dataset of its seed (and of its `noise`, which may be a list too)."""
     p = get_preset(preset, system) if isinstance(preset, str) else preset
-    data_cfg = DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=seed, noise_sigma=noise)
+    ensemble = isinstance(seed, list)
+    seeds = seed if ensemble else [seed]
+    noises = _members(noise, len(seeds), "noise") if ensemble else [noise]
+    data_cfgs = [DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=s, noise_sigma=n)
+                 for s, n in zip(seeds, noises)]
     rank, world = distributed_env()
     if world > 1:  # rank 0 simulates (or finds) the dataset while the others wait, then they read it
         _start_distributed(get_device({**(train or {})}.get("device", "auto")))
-        if rank == 0: load_dataset(data_cfg)
+        if rank == 0: load_dataset(data_cfgs[0])
         dist.barrier()
-    return train_dataset(load_dataset(data_cfg), p, out_dir, seed, model, train, threads, init=init)
+    datas = [load_dataset(c) for c in data_cfgs]
+    return train_dataset(datas if ensemble else datas[0], p, out_dir, seed, model, train, threads, init=init)
+

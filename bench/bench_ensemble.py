@@ -1,0 +1,152 @@
+"""Ensemble training throughput: K models trained by one `fit` call, at the paper's settings.
+
+usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
+           [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes]
+
+Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
+k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
+shape (speed does not depend on the values) for 3 epochs of `--steps` batches of 128 per member; the second and
+third epochs are timed (the first absorbs start-up and, on CUDA, the CUDA-graph warm-up and capture).
+Prints `name: value` lines, for each model and K: samples/s per member, aggregate samples/s, TFLOP/s (torch's flop
+counter on one training step of one member: forward and backward) and, on CUDA, the fraction of the bf16 dense
+peak (`--peak-tflops`, default 989: H100/H200 SXM) and how the steps ran (`step_mode`: graph-streams, graph-serial
+or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
+`--processes` (CPU) also trains the same K members as K separate one-thread processes, two side by side (the way
+`make reports` trains them), and prints their aggregate samples/s beside the ensemble's.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from acd_nb.core import get_device, seed_everything
+from acd_nb.data import Normalizer
+from acd_nb.latent_temperature import temperature_model
+from acd_nb.latent_unobserved import UnobservedACD, UnobservedConfig
+from acd_nb.model import ACD, ACDConfig
+from acd_nb.train import TrainConfig, fit
+
+BATCH = 128
+
+
+def build(name: str, dtype: str, seed: int):
+    "The model `name` at the paper's settings, initialised from `seed`."
+    seed_everything(seed)
+    common = dict(n_features=4, n_steps=49, hidden=256, dtype=dtype)
+    if name == "springs_mlp": return ACD(ACDConfig(encoder="mlp", decoder="mlp", **common))
+    if name == "kuramoto_cnn": return ACD(ACDConfig(encoder="cnn", decoder="mlp", out_var=5e-5, **common))
+    if name == "temperature_sim":
+        normalizer = Normalizer.for_system("springs").fit(torch.randn(64, 5, 49, 4)).to_dict()
+        return temperature_model("latent", 2.0, normalizer, **common)
+    if name == "unobserved_lstm":
+        return UnobservedACD(UnobservedConfig(encoder="mlp", n_observed=4, n_hidden=1, hidden_model="latent",
+                                              lstm_hidden=256, **common))
+    raise SystemExit(f"unknown model {name!r}; choose from {MODELS}")
+
+
+MODELS = ("springs_mlp", "kuramoto_cnn", "temperature_sim", "unobserved_lstm")
+
+
+def n_series(name: str) -> int: return 4 if name == "unobserved_lstm" else 5
+
+
+def flops_per_step(name: str, dtype: str, device) -> float:
+    "FLOPs of one training step (forward and backward) of one member at batch 128."
+    model = build(name, dtype, 0).to(device).train()
+    x = torch.randn(BATCH, n_series(name), 49, 4, device=device)
+    with FlopCounterMode(display=False) as counter:
+        model.loss(x)["loss"].backward()
+    return float(counter.get_total_flops())
+
+
+def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs: bool = True) -> tuple[float, str]:
+    "Aggregate training samples/s of `k` members in one `fit`, and how a GPU ran the steps."
+    n = steps * BATCH
+    x = torch.randn(n, n_series(name), 49, 4, device=device)
+    data = (x, torch.zeros(n, x.shape[1], x.shape[1], device=device))
+    models = [build(name, dtype, seed) for seed in range(k)]
+    cfgs = [TrainConfig(epochs=3, batch_size=BATCH, progress=False, seed=seed, device=str(device),
+                        checkpoint_every=0, cuda_graphs=cuda_graphs) for seed in range(k)]
+    histories = fit(models, data, None, cfgs)
+    seconds = 60 * (histories[0][2]["minutes"] - histories[0][0]["minutes"])
+    return k * 2 * n / seconds, histories[0][-1].get("step_mode", "eager")
+
+
+def processes_rate(name: str, k: int, steps: int, dtype: str) -> float:
+    """Aggregate samples/s of `k` members as separate one-thread processes, two at a time (`make reports`' way)
+
+    Each process times its second and third epochs, as the ensemble does; the processes of a pair run side by side,
+    so a pair's timed seconds are the longer of the two."""
+    cmd = [sys.executable, __file__, "--one", name, "--steps", str(steps), "--dtype", dtype]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    seconds = 0.0
+    for first in range(0, k, 2):
+        pair = [subprocess.Popen(cmd + ["--seed", str(s)], env=env, stdout=subprocess.PIPE, text=True)
+                for s in range(first, min(first + 2, k))]
+        seconds += max(float(p.communicate()[0].split()[-1]) for p in pair)
+    return k * 2 * steps * BATCH / seconds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--ks", nargs="+", type=int, default=[1, 3, 9, 27])
+    ap.add_argument("--steps", type=int, default=40, help="batches of 128 per member and epoch")
+    ap.add_argument("--dtype", default="bf16", choices=("fp32", "bf16"))
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    ap.add_argument("--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 peak")
+    ap.add_argument("--max-seconds", type=float, default=None, help="skip the larger K of a model once one run took this long")
+    ap.add_argument("--processes", action="store_true", help="CPU: also the members as separate processes")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.threads: torch.set_num_threads(args.threads)
+    if args.one:  # a worker of --processes: one member, three epochs
+        build_and_fit_one(args.one, args.steps, args.dtype, args.seed)
+        return
+    device = get_device(args.device)
+    print(f"device: {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'cpu'}")
+    print(f"threads: {torch.get_num_threads()}")
+    print(f"dtype: {args.dtype}")
+    for name in args.models:
+        flops = flops_per_step(name, args.dtype, device)
+        print(f"{name}_gflop_per_sample: {flops / BATCH / 1e9:.3f}", flush=True)
+        for k in args.ks:
+            start = time.perf_counter()
+            try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device)
+            except Exception as e:  # one model's failure (e.g. out of memory) leaves the others measured
+                print(f"{name}_k{k}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+                break
+            tflops = rate / BATCH * flops / 1e12
+            print(f"{name}_k{k}_samples_per_s_per_model: {rate / k:.0f}")
+            print(f"{name}_k{k}_samples_per_s: {rate:.0f}")
+            print(f"{name}_k{k}_tflops: {tflops:.2f}")
+            if device.type == "cuda":
+                print(f"{name}_k{k}_peak_fraction: {tflops / args.peak_tflops:.4f}")
+                print(f"{name}_k{k}_step_mode: {mode}")
+                if k == 1:  # the same model stepped eagerly: what the graph saves
+                    print(f"{name}_k1_eager_samples_per_s: {ensemble_rate(name, 1, args.steps, args.dtype, device, False)[0]:.0f}")
+                torch.cuda.empty_cache()
+            if args.processes and device.type == "cpu":
+                print(f"{name}_k{k}_processes_samples_per_s: {processes_rate(name, k, args.steps, args.dtype):.0f}")
+            sys.stdout.flush()
+            if args.max_seconds and time.perf_counter() - start > args.max_seconds: break
+
+
+def build_and_fit_one(name: str, steps: int, dtype: str, seed: int):
+    "One member alone on the CPU, three epochs; prints the seconds of the last two (the worker of `--processes`)."
+    torch.set_num_threads(1)
+    n = steps * BATCH
+    x = torch.randn(n, n_series(name), 49, 4)
+    history = fit(build(name, dtype, seed), (x, torch.zeros(n, x.shape[1], x.shape[1])), None,
+                  TrainConfig(epochs=3, batch_size=BATCH, progress=False, seed=seed, device="cpu", checkpoint_every=0))
+    print(60 * (history[2]["minutes"] - history[0]["minutes"]))
+
+
+if __name__ == "__main__":
+    main()

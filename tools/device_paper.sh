@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One call of the `device` tool (a GPU machine without network) that spends its minutes on one prepared plan:
+#   1. the authors' trainer on springs data (their file layout, our simulator), for its samples/s beside ours;
+#   2. bench/bench_ensemble.py: samples/s and TFLOP/s of K = 1, 3, 9, 27 models trained by one `fit`;
+#   3. a paper-scale report: REPORT's notebook at scale `paper` with PARAMS_JSON (its seeds trained as one ensemble),
+#      then executed with execnb (tools/train_parallel.py --execute).
+# Everything lands in $OUT: authors.log, bench.txt, <report>.tar.gz (executed notebook, results.json, figures) and
+# <report>_runs<k>.tar (each run folder's run.json, history.json, best.pt and a last.pt whose optimiser state is
+# stored in bf16: what the next GPU run resumes from; tools/pack_runs.py).
+# Each phase has its own time limit and a failed phase does not stop the next.
+# usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
+# The device call carries .whl (execnb and its needs) and .anchors (the authors' code, copied from
+# ../shared/anchors, for timing only).
+set -uo pipefail
+authors_s=$1 bench_s=$2 report_s=$3 report=$4 notebook=$5 params=$6; shift 6
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
+t0=$SECONDS
+
+# 1. the authors' trainer: 12,800 training samples (100 batches of 128; AUTHORS_TRAIN), 4 epochs, their DataLoader
+# workers
+n_ref=${AUTHORS_TRAIN:-12800}
+ref=/tmp/ref; rm -rf $ref; mkdir -p $ref
+cp -r .anchors/ref_acd $ref/
+sed -i 's/train_data, batch_size=batch_size, shuffle=True, num_workers=0/train_data, batch_size=batch_size, shuffle=True, num_workers=8/' \
+    $ref/ref_acd/codebase/utils/data_loader.py
+sed "s/(\"train\", 2000, 49, 1)/(\"train\", $n_ref, 49, 1)/" .anchors/make_ref_data.py > $ref/make_ref_data.py
+(cd $ref && timeout -k 5 "$authors_s" bash -c "python3 make_ref_data.py $ref/data && cd ref_acd/codebase && \
+  python3 train.py --suffix _springs5 --datadir $ref/data --epochs 4 --test_samples 20 --save_folder $ref/logs") \
+  > "$OUT/authors.log" 2>&1
+python3 - "$OUT/authors.log" "$n_ref" <<'EOF'
+import re, sys
+times = [float(t) for t in re.findall(r"^\d+ train.*?time: ([\d.]+)s", open(sys.argv[1]).read(), re.M)]
+print(f"authors_epoch_seconds: {times}")
+if len(times) > 1: print(f"authors_springs_samples_per_s: {int(sys.argv[2]) * (len(times) - 1) / sum(times[1:]):.0f}")
+EOF
+echo "authors phase: $((SECONDS - t0)) s"
+
+# 2. the ensemble benchmark
+t1=$SECONDS
+timeout -k 5 "$bench_s" python3 bench/bench_ensemble.py "$@" 2>&1 | tee "$OUT/bench.txt"
+echo "bench phase: $((SECONDS - t1)) s"
+
+# 3. the paper-scale report: datasets built side by side first, then the notebook (training and evaluation)
+t2=$SECONDS
+work=$PWD/_reports/device/$report
+params=$(python3 -c 'import json, sys; print(json.dumps({**json.loads(sys.argv[1]), "out_dir": sys.argv[2]}))' "$params" "$work")
+python3 - "$params" <<'EOF'
+import json, sys
+from multiprocessing import Pool
+from acd_nb.core import get_preset
+from acd_nb.data import DatasetConfig, load_dataset
+from acd_nb.sims import SimConfig
+p = json.loads(sys.argv[1])
+configs = [DatasetConfig.from_preset(SimConfig("springs"), get_preset(p["scale"], "springs"), seed=s) for s in p["seeds"]]
+with Pool(len(configs)) as pool: pool.map(load_dataset, configs)  # the springs datasets of the seeds, side by side
+EOF
+timeout -k 10 "$report_s" python3 tools/train_parallel.py "nbs/$notebook.ipynb" --params "$params" --execute "$work/$report.ipynb"
+echo "report phase: exit $?, $((SECONDS - t2)) s"
+(cd "$work" && tar czf "$OUT/$report.tar.gz" $(ls "$report.ipynb" results.json *.png 2>/dev/null))
+python3 tools/pack_runs.py "$work/runs" "$OUT/${report}_runs"
+ls -la "$OUT"
+echo "total: $((SECONDS - t0)) s"
