@@ -242,7 +242,7 @@ class _Run:
         self.start_epoch, self.start_step, self.history = 0, 0, []
         self.best, self.elapsed, self.running_loss = math.inf, 0.0, 0.0
         self.stale_epochs, self.next_epoch, self.stopped = 0, 0, None
-        self.steps_done, self.t0 = 0, time.perf_counter()
+        self.steps_done, self.active_s = 0, 0.0  # seconds spent on this run in this session (see `minutes`)
         self.run_loss = torch.zeros((), device=self.device)  # summed on the device, read once per epoch
         self.net = model
         seed_everything(cfg.seed + self.rank)
@@ -275,8 +275,12 @@ class _Run:
         return self.cfg.patience is not None and self.stale_epochs >= self.cfg.patience
 
     def minutes(self) -> float:
-        "Training minutes so far, earlier sessions included."
-        return (self.elapsed + time.perf_counter() - self.t0) / 60
+        """Training minutes so far, earlier sessions included
+
+        The time spent on this run: on the CPU its own steps and validation (the members of an ensemble take
+        turns, so each is charged as if trained alone), on a GPU the wall-clock time of the steps all members take
+        side by side, plus its own validation."""
+        return (self.elapsed + self.active_s) / 60
 
     def out_of_time(self) -> bool:
         "Whether the wall-clock budget is spent (rank 0 decides for every process)."
@@ -343,7 +347,7 @@ class _Run:
 
         Writes `best.pt` (when validation improves), `last.pt` and `history.json`; returns the record, which names
         `step_mode` (how a GPU ran the steps, `_Engine.mode`) when given."""
-        epoch = self.epoch
+        epoch, start = self.epoch, time.perf_counter()
         self.sched.step()
         record = {"epoch": epoch + 1, "train_loss": float(self.run_loss) / max(self.done, 1),
                   "lr": self.opt.param_groups[0]["lr"]}
@@ -354,6 +358,7 @@ class _Run:
             if self.out_dir is not None and val["loss"] < self.best:
                 self.best = val["loss"]
                 save_checkpoint(self.out_dir / "best.pt", self.model, epoch=epoch + 1, valid=val)
+        self.active_s += time.perf_counter() - start
         record["minutes"] = self.minutes()
         if step_mode is not None: record["step_mode"] = step_mode
         self.history.append(record)
@@ -365,7 +370,8 @@ class _Run:
 
     def finished(self) -> bool:
         "Whether this run trains no further: all epochs done, out of time, or out of patience."
-        return self.stopped == "time" or self.next_epoch >= self.cfg.epochs or self.patience_spent()
+        return (self.stopped == "time" or self.out_of_time() or self.next_epoch >= self.cfg.epochs
+                or self.patience_spent())
 
 
 # %% ../nbs/14_train.ipynb #b7e4d2c9
@@ -431,9 +437,11 @@ class _Engine:
         if on_side: self.side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.side) if on_side else nullcontext():
             for r in stepping:
+                start = time.perf_counter()
                 with r.own_rng():
                     out = r.train_step(r.batch())
                     r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
+                if r.device.type == "cpu": r.active_s += time.perf_counter() - start
         if on_side: torch.cuda.current_stream().wait_stream(self.side)
         if full: self.warm_steps += 1
 
@@ -498,7 +506,6 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
         if run.cfg.compile: compile_encoder(run.model)
         device_ids = [run.device] if run.device.type == "cuda" else None
         if run.world > 1: run.net = DistributedDataParallel(run.model, device_ids=device_ids)
-        run.t0 = time.perf_counter()
     _train_members(runs, stop_after_steps)
     if runs[0].world > 1: dist.barrier()
     return [r.history for r in runs] if ensemble else runs[0].history
@@ -515,9 +522,13 @@ def _train_members(runs: list, stop_after_steps: int | None):
                unit="epoch", disable=not (main.cfg.progress and main.main_process))
     while active:
         for r in active: r.begin_epoch(r.next_epoch)
+        start = time.perf_counter()
         while stepping := [r for r in active if r.steps_left()]:
             engine.step(stepping, bar)
             if any(r.stopped == "interrupted" for r in stepping): bar.close(); return
+        if main.device.type == "cuda":  # the members stepped side by side: each is charged the epoch's wall-clock
+            torch.cuda.synchronize()
+            for r in active: r.active_s += time.perf_counter() - start
         records = []
         for r in active:
             with r.own_rng(): records.append(r.end_epoch(engine.mode if r.device.type == "cuda" else None))
