@@ -63,14 +63,15 @@ def flops_per_step(name: str, dtype: str, device) -> float:
     return float(counter.get_total_flops())
 
 
-def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs: bool = True) -> tuple[float, str]:
+def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs: bool = True,
+                  compile: bool = False) -> tuple[float, str]:
     "Aggregate training samples/s of `k` members in one `fit`, and how a GPU ran the steps."
     n = steps * BATCH
     x = torch.randn(n, n_series(name), 49, 4, device=device)
     data = (x, torch.zeros(n, x.shape[1], x.shape[1], device=device))
     models = [build(name, dtype, seed) for seed in range(k)]
     cfgs = [TrainConfig(epochs=3, batch_size=BATCH, progress=False, seed=seed, device=str(device),
-                        checkpoint_every=0, cuda_graphs=cuda_graphs) for seed in range(k)]
+                        checkpoint_every=0, cuda_graphs=cuda_graphs, compile=compile) for seed in range(k)]
     histories = fit(models, data, None, cfgs)
     seconds = 60 * (histories[0][2]["minutes"] - histories[0][0]["minutes"])
     return k * 2 * n / seconds, histories[0][-1].get("step_mode", "eager")
@@ -102,6 +103,7 @@ def main():
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 peak")
     ap.add_argument("--max-seconds", type=float, default=None, help="skip the larger K of a model once one run took this long")
     ap.add_argument("--processes", action="store_true", help="CPU: also the members as separate processes")
+    ap.add_argument("--compile", action="store_true", help="torch.compile each member's encoder (TrainConfig.compile)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,12 +115,13 @@ def main():
     print(f"device: {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'cpu'}")
     print(f"threads: {torch.get_num_threads()}")
     print(f"dtype: {args.dtype}")
+    print(f"compile: {args.compile}")
     for name in args.models:
         flops = flops_per_step(name, args.dtype, device)
         print(f"{name}_gflop_per_sample: {flops / BATCH / 1e9:.3f}", flush=True)
         for k in args.ks:
             start = time.perf_counter()
-            try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device)
+            try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device, compile=args.compile)
             except Exception as e:  # one model's failure (e.g. out of memory) leaves the others measured
                 print(f"{name}_k{k}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
                 break

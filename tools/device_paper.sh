@@ -43,11 +43,12 @@ t1=$SECONDS
 timeout -k 5 "$bench_s" python3 bench/bench_ensemble.py "$@" 2>&1 | tee "$OUT/bench.txt"
 echo "bench phase: $((SECONDS - t1)) s"
 
-# 3. the paper-scale report: datasets built side by side first, then the notebook (training and evaluation)
+# 3. the paper-scale report: (for exp_particles, its datasets built side by side first) then the notebook, which
+#    trains its models as one ensemble and evaluates them
 t2=$SECONDS
 work=$PWD/_reports/device/$report
 params=$(python3 -c 'import json, sys; print(json.dumps({**json.loads(sys.argv[1]), "out_dir": sys.argv[2]}))' "$params" "$work")
-python3 - "$params" <<'EOF'
+[ "$notebook" = exp_particles ] && python3 - "$params" <<'EOF'
 import json, sys
 from multiprocessing import Pool
 from acd_nb.core import get_preset
