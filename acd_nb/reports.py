@@ -19,9 +19,10 @@ from .core import write_json
 from .metrics import summarise
 
 # %% auto #0
-__all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'CI_EPOCHS', 'claim', 'paired_gap', 'exceeds', 'learning_curve', 'late_gain',
-           'overtakes', 'plot_learning_curves', 'model_minutes', 'report_overrides', 'reuse_or_make', 'load_reports',
-           'report_link', 'claims_markdown', 'results_markdown']
+__all__ = ['PAPER', 'CLAIM_ID', 'REPORT_MINUTES', 'CI_EPOCHS', 'PAPER_ORDER', 'SCALE_ORDER', 'AXES', 'CLAIM_POINTS', 'claim',
+           'paired_gap', 'exceeds', 'learning_curve', 'late_gain', 'overtakes', 'plot_learning_curves', 'model_minutes',
+           'report_overrides', 'reuse_or_make', 'load_reports', 'claim_rows', 'report_link', 'claims_markdown',
+           'as_tested_markdown', 'claim_points', 'plot_claims', 'results_markdown', 'report_header_markdown']
 
 # %% ../nbs/04_reports.ipynb #f10b70b8
 PAPER = {
@@ -166,7 +167,7 @@ def reuse_or_make(path, made_with: dict, make) -> dict:
         return saved
     return json.loads(write_json(path, {"settings": made_with, **make()}).read_text())
 
-# %% ../nbs/04_reports.ipynb #6de81b49
+# %% ../nbs/04_reports.ipynb #965f6a94
 def load_reports(root="reports") -> list[dict]:
     """Every `root/<scale>/<experiment>/results.json`, sorted
 
@@ -179,6 +180,28 @@ def load_reports(root="reports") -> list[dict]:
                       "results": results})
     return found
 
+# %% ../nbs/04_reports.ipynb #08a68f9d
+PAPER_ORDER = ("kuramoto", "particles", "netsim", "noise", "training_size", "temperature", "unobserved")
+SCALE_ORDER = ("cpu", "paper")  # then any other scale, by name
+
+def claim_rows(reports: list[dict]) -> list[dict]:
+    """Every claim of `reports` as `{**claim, 'scale', 'experiment', 'seeds'}`, the paper's claims first
+
+    In the paper's order (`PAPER_ORDER`, by claim id prefix), other claims after them; one claim's scales adjacent."""
+    rows, first = [], {}
+    for rep in reports:
+        seeds = len(rep["results"].get("parameters", {}).get("seeds") or [])
+        for i, c in enumerate(rep["results"].get("claims", [])):
+            first.setdefault((rep["experiment"], c["id"]), i)
+            rows.append({**c, "scale": rep["scale"], "experiment": rep["experiment"], "seeds": seeds})
+    def key(r):
+        prefix = r["id"].split(".")[0]
+        scale = SCALE_ORDER.index(r["scale"]) if r["scale"] in SCALE_ORDER else len(SCALE_ORDER)
+        return (PAPER_ORDER.index(prefix) if prefix in PAPER_ORDER else len(PAPER_ORDER), r["experiment"],
+                first[(r["experiment"], r["id"])], scale, r["scale"])
+    return sorted(rows, key=key)
+
+# %% ../nbs/04_reports.ipynb #04837c03
 def _cell(value) -> str:
     if value is None: return "–"
     if isinstance(value, float): return f"{value:.3f}"
@@ -188,27 +211,167 @@ def report_link(scale: str, experiment: str) -> str:
     "Where a report lives, relative to the repository root (the README's links)"
     return f"reports/{scale}/{experiment}/"
 
+def _holds(c) -> str: return "yes" if c["holds"] else "**no**"
+
 def claims_markdown(reports: list[dict], link=report_link) -> str:
-    """Markdown table of every claim in `reports`, each linked to its report
+    """Short Markdown table of every claim in `reports` (`claim_rows`' order), each linked to its report
 
     `reports` comes from `load_reports`; `link(scale, experiment)` gives each report's address."""
-    rows = ["| claim | as tested | ours | paper | holds | seeds | report |", "|---|---|---|---|---|---|---|"]
-    for rep in reports:
-        res, where = rep["results"], f"{rep['scale']}/{rep['experiment']}"
-        seeds = len(res.get("parameters", {}).get("seeds") or [])
-        for c in res.get("claims", []):
-            rows.append(f"| `{c['id']}` | {_cell(c['text'])} | {_cell(c['ours'])} | {_cell(c['paper'])} | "
-                        f"{'yes' if c['holds'] else '**no**'} | {seeds} | "
-                        f"[{where}]({link(rep['scale'], rep['experiment'])}) |")
+    rows = ["| claim | scale | ours | paper | holds | report |", "|---|---|---|---|---|---|"]
+    for r in claim_rows(reports):
+        rows.append(f"| `{r['id']}` | {r['scale']} | {_cell(r['ours'])} | {_cell(r['paper'])} | {_holds(r)} | "
+                    f"[report]({link(r['scale'], r['experiment'])}) |")  # the id names the experiment; a short link keeps the table narrow
     if len(rows) == 2: return "No report with claims is committed yet."
     return "\n".join(rows)
 
-def results_markdown(reports: list[dict], experiments: list[str], scale: str = "cpu", link=report_link) -> str:
-    "The claims table, how many hold, and the `experiments` without a `scale` report"
-    claims = [c for rep in reports for c in rep["results"].get("claims", [])]
-    held = f"{sum(c['holds'] for c in claims)} of {len(claims)} claims hold in the committed reports.\n"
-    parts = [held if claims else "", claims_markdown(reports, link)]
+def as_tested_markdown(reports: list[dict]) -> str:
+    "One Markdown line per claim: what it tests, at which scales with how many seeds"
+    lines = {}
+    for r in claim_rows(reports):
+        lines.setdefault((r["id"], r["text"]), []).append(f"{r['scale']}, {r['seeds']} seeds")
+    return "\n".join(f"- `{id}` ({'; '.join(where)}): {text}" for (id, text), where in lines.items())
+
+# %% ../nbs/04_reports.ipynb #51b7d7df
+def _named(value) -> str:
+    "The method a claim's value names first in parentheses: '0.613 (tta) vs 0.734 (linear_granger)' -> 'tta'"
+    return re.search(r"\(([^)]+)\)", str(value)).group(1)
+
+def _versus(value) -> str:
+    "The baseline a comparison names: '0.956 vs 0.798 (esru)' -> 'esru'"
+    return re.search(r"vs .*\(([^)]+)\)", str(value)).group(1)
+
+_NGC = {"var1_T250": "VAR(1) T=250", "var1_T500": "VAR(1) T=500", "var1_T1000": "VAR(1) T=1000",
+        "var2_T250": "VAR(2) T=250", "var2_T500": "VAR(2) T=500", "var2_T1000": "VAR(2) T=1000"}
+
+AXES = {"score": "AUROC or correlation", "mse": "MSE"}  # the figure's panels: one scale of numbers each
+# claim id -> function(results, claim) -> [(label, axis, ours: {'mean', 'ci95'} or number, paper: number), ...]
+CLAIM_POINTS = {
+    "kuramoto.matches_paper": lambda r, c: [("Kuramoto: ACD Enc AUROC", "score",
+                                             r["acd_full_test"]["acd_enc"]["auroc"], r["paper"]["acd_enc"]["mean"])],
+    "kuramoto.beats_baselines": lambda r, c: [("Kuramoto: best baseline's AUROC", "score", r["auroc"][_versus(c["ours"])],
+                                               r["paper"][_versus(c["paper"])]["mean"])],
+    "particles.matches_paper": lambda r, c: [("Particles: ACD AUROC", "score", r["summary"][_named(c["ours"])]["auroc"],
+                                              r["paper"]["auroc"])],
+    "netsim.matches_paper": lambda r, c: [("Netsim: ACD AUROC", "score", r["auroc"]["acd"], r["paper"]["acd"]["mean"])],
+    "noise.sigma02_matches_noiseless_baselines": lambda r, c: [(
+        "Noise σ=0.2: Kuramoto ACD AUROC\nvs the paper's best noiseless baseline", "score",
+        max((m["auroc"] for m in r["summary"]["kuramoto"]["0.2"].values()), key=lambda s: s["mean"]),
+        max(r["paper"]["kuramoto_baselines_noiseless"]))],
+    "training_size.kuramoto_50": lambda r, c: [(
+        "50 training samples: Kuramoto ACD AUROC\nvs the paper's best baseline", "score",
+        r["summary"]["kuramoto"]["50"][_named(c["ours"])]["auroc"], r["paper"]["kuramoto_best_baseline"])],
+    "temperature.prediction": lambda r, c: [
+        ("Temperature (α=2): correlation", "score", r["summary"]["2"]["latent"]["temperature"]["correlation"],
+         r["paper"]["temperature"]["2"]["correlation"]),
+        ("Temperature (α=2): 1-vs-all AUROC", "score", r["summary"]["2"]["latent"]["temperature"]["auroc_1vall"],
+         r["paper"]["temperature"]["2"]["auroc_1vall"])],
+    "unobserved.latent_beats_baselines": lambda r, c: [("Unobserved particle: Latent AUROC", "score",
+                                                        r["summary"]["latent"]["auroc"], r["paper"]["latent"]["auroc"])],
+    "unobserved.hidden_mse": lambda r, c: [("Unobserved particle: Latent's hidden MSE", "mse",
+                                            r["summary"]["latent"]["mse_hidden"], r["paper"]["latent"]["mse_hidden"])],
+    "unobserved.uninfluenced": lambda r, c: [("Uninfluenced influencer: Latent AUROC", "score",
+                                              r["summary"]["latent"]["auroc"], r["paper"]["latent"]["auroc"])],
+    "baselines.ngc_matches_paper": lambda r, c: [(f"NGC (authors' VAR fit) {name}", "score",
+                                                  r["summary"]["ngc_authors_var"][d]["auroc_paper"], r["published"][f"ngc/{d}"])
+                                                 for d, name in _NGC.items()],
+}
+
+def _states(value: float, stated) -> bool:
+    "Whether `stated` (a claim's `ours` or `paper`) states `value` at the precision it uses"
+    if isinstance(stated, (int, float)): return abs(float(stated) - value) < 5e-5
+    return any(f"{value:.{d}f}" in str(stated) for d in (2, 3, 4))
+
+def claim_points(reports: list[dict]) -> list[dict]:
+    """The figure's points, in `claim_rows` order: `{'id', 'scale', 'label', 'axis', 'mean', 'ci95', 'paper', 'holds'}`
+
+    `ci95` is None where the report gives no interval; claims without an entry in `CLAIM_POINTS` have no point."""
+    results = {(rep["scale"], rep["experiment"]): rep for rep in reports}
+    points = []
+    for row in claim_rows(reports):
+        if row["id"] not in CLAIM_POINTS: continue
+        rep = results[(row["scale"], row["experiment"])]
+        try: found = CLAIM_POINTS[row["id"]](rep["results"], row)
+        except (KeyError, AttributeError, TypeError) as e:
+            raise ValueError(f"{rep['path']}: claim {row['id']} lacks the numbers of its figure point ({e!r})") from None
+        for label, axis, ours, paper in found:
+            mean, ci95 = (ours["mean"], ours.get("ci95")) if isinstance(ours, dict) else (ours, None)
+            if not (_states(mean, row["ours"]) and _states(paper, row["paper"])):
+                raise ValueError(f"{rep['path']}: claim {row['id']} states ours {row['ours']!r}, paper {row['paper']!r}, "
+                                 f"but its point {label!r} reads {mean:.4f} and {paper}")
+            points.append({"id": row["id"], "scale": row["scale"], "label": label, "axis": axis, "mean": float(mean),
+                           "ci95": None if ci95 is None else float(ci95), "paper": float(paper), "holds": row["holds"]})
+    return points
+
+# %% ../nbs/04_reports.ipynb #55310b50
+_SCALE_COLOURS = {"cpu": "tab:blue", "paper": "tab:orange"}
+
+def plot_claims(reports: list[dict], width: float = 10.0):
+    """Figure of `claim_points`: per row the paper's value (black diamond) and ours at each scale with its 95% CI
+
+    One panel per axis of `AXES`; at the right, ours − paper per scale and whether the claim holds (✓) or not (✗).
+    Returns the figure, or None when no claim has a point."""
+    import matplotlib.pyplot as plt
+    points = claim_points(reports)
+    if not points: return None
+    panels = [a for a in AXES if any(p["axis"] == a for p in points)]
+    rows = {a: list(dict.fromkeys(p["label"] for p in points if p["axis"] == a)) for a in panels}
+    scales = list(dict.fromkeys(p["scale"] for p in points))
+    colours = {s: _SCALE_COLOURS.get(s, f"C{2 + i}") for i, s in enumerate(scales)}
+    height = 0.34 * sum(len(r) + 1.6 for r in rows.values()) + 0.6
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, height), squeeze=False,
+                             gridspec_kw={"height_ratios": [len(rows[a]) + 1.6 for a in panels]})
+    for ax, axis in zip(axes[:, 0], panels):
+        for y, label in enumerate(rows[axis]):
+            here = [p for p in points if p["axis"] == axis and p["label"] == label]
+            ax.plot(here[0]["paper"], y, "D", color="black", ms=6, zorder=3)
+            notes = []
+            for k, p in enumerate(here):  # several scales of one claim: side by side around its row
+                ax.errorbar(p["mean"], y + (k - (len(here) - 1) / 2) * 0.25, xerr=p["ci95"], fmt="o",
+                            color=colours[p["scale"]], ms=5, capsize=3, zorder=4)
+                notes.append(f"{p['scale']} {p['mean'] - p['paper']:+.3f} {'✓' if p['holds'] else '✗'}")
+            ax.annotate("   ".join(notes), (1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=8)
+        ax.set_yticks(range(len(rows[axis])), rows[axis], fontsize=8)
+        ax.set_ylim(len(rows[axis]) - 0.5, -0.5)
+        ax.set_xlabel(AXES[axis], fontsize=8)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    handles = [plt.Line2D([], [], marker="D", color="black", ls="", label="the paper")]
+    handles += [plt.Line2D([], [], marker="o", color=colours[s], ls="", label=f"ours, {s} scale") for s in scales]
+    axes[0, 0].legend(handles=handles, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(handles), frameon=False,
+               title="mean over seeds ± 95% CI; at the right: ours − paper, ✓ the claim holds, ✗ it does not",
+               title_fontsize=8, alignment="left")
+    # about 0.8 inch between panels, whatever the figure's height
+    fig.subplots_adjust(left=0.33, right=0.76, top=1 - 0.75 / height, bottom=0.45 / height,
+                        hspace=0.8 * len(panels) / (height - 1.2))
+    return fig
+
+# %% ../nbs/04_reports.ipynb #d4ec7b2a
+def _held(rows) -> str:
+    return f"{sum(r['holds'] for r in rows)} of {len(rows)}"
+
+def results_markdown(reports: list[dict], experiments: list[str], scale: str = "cpu", link=report_link,
+                     figure: str | None = None) -> str:
+    "How many claims hold, the short table, the figure at `figure`, what each claim tests, and `experiments` without a `scale` report"
+    rows = claim_rows(reports)
+    parts = []
+    if rows:
+        scales = list(dict.fromkeys(r["scale"] for r in rows))
+        per_scale = "; ".join(f"{s}: {_held([r for r in rows if r['scale'] == s])}" for s in scales)
+        parts.append(f"{_held(rows)} claims hold in the committed reports ({per_scale}).\n")
+    parts.append(claims_markdown(reports, link))
+    if rows and figure: parts.append(f"\n![Each claim's number beside the paper's, with our 95% CI]({figure})")
+    if rows: parts.append('\n<details markdown="1"><summary>As tested: what each claim compares</summary>\n\n'
+                          + as_tested_markdown(reports) + "\n\n</details>")
     done = {rep["experiment"] for rep in reports if rep["scale"] == scale}
     missing = [e for e in experiments if e not in done]
     if missing: parts.append(f"\nNo `{scale}` report committed yet: " + ", ".join(f"`{e}`" for e in missing) + ".")
-    return "\n".join(p for p in parts if p)
+    return "\n".join(parts)
+
+def report_header_markdown(report: dict) -> str:
+    "A report's claims for the top of its page: the short table without scale and report, then what each tests"
+    rows = claim_rows([report])
+    if not rows: return "This report states no claim."
+    table = ["| claim | ours | paper | holds |", "|---|---|---|---|"]
+    table += [f"| `{r['id']}` | {_cell(r['ours'])} | {_cell(r['paper'])} | {_holds(r)} |" for r in rows]
+    return (f"**Claims: {_held(rows)} hold** (`{report['scale']}` scale, {rows[0]['seeds']} seeds)\n\n" + "\n".join(table)
+            + "\n\n" + "\n".join(f"- `{r['id']}`: {r['text']}" for r in rows))

@@ -75,8 +75,10 @@ def test_results_page_and_report_pages(site):
             assert c["id"] in page, f"results.html lacks the claim {c['id']} of {scale}/{name}"
         report_page = (site / build_docs.report_page(scale, name).replace(".ipynb", ".html")).read_text()
         assert f"Report ({scale})" in report_page and PNG_IN_PAGE in report_page
+        assert "acd-report-figures" in report_page and "Claims:" in report_page  # the header above the notebook
         assert str(ROOT) not in report_page
     if not reports: assert "No report with claims is committed yet" in page
+    else: assert 'src="images/claims.png"' in page and (site / "images" / "claims.png").stat().st_size > 10_000
     if any(p.parent.name == "exp_kuramoto" for p in reports):  # the experiment's page links to its report
         assert "report_cpu_exp_kuramoto.html" in (site / "exp_kuramoto.html").read_text()
 
@@ -155,3 +157,66 @@ def test_math_is_typeset_offline(site, tmp_path):
     assert len(re.findall(r'class="MathJax', dom)) > 10, "MathJax did not typeset the page"
     text = re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", dom, flags=re.S))
     assert "$$" not in html.unescape(text), "raw $$ left on the page"
+
+
+def probe(site, name, script, tmp_path, width=1300):
+    """Run `script` (JavaScript setting `window.probe`) in a page at `width` px in headless Chromium; returns window.probe
+
+    The page is copied beside the original (same assets) with the script added; Chromium dumps the DOM, where
+    the script left its result as JSON in the body's data-probe attribute."""
+    page = (site / f"{name}.html").read_text()
+    run = ("<script>window.addEventListener('load', () => { " + script +
+           "; document.body.setAttribute('data-probe', JSON.stringify(window.probe)); });</script>")
+    copy = site / f"_probe_{name}.html"
+    copy.write_text(page.replace("</body>", run + "</body>"))
+    dom = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--window-size={width},1000",
+                          "--virtual-time-budget=5000", "--dump-dom", copy.as_uri()],
+                         check=True, timeout=120, capture_output=True, text=True).stdout
+    copy.unlink()
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, f"{name}: the probe did not run"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def first_screen(site, name, tmp_path):
+    "Screenshot of the first 1300 x 1000 px of a page, kept in _docs_build/screenshots/ (what a reader sees first)."
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    png = SCREENSHOTS / f"{name}_1300.png"
+    subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+                    "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-shot'}", "--window-size=1300,1000",
+                    "--virtual-time-budget=5000", f"--screenshot={png}", (site / f"{name}.html").as_uri()],
+                   check=True, timeout=120, capture_output=True)
+    return png
+
+
+@pytest.mark.skipif(BROWSER is None,
+                    reason="no headless Chromium or Chrome (Debian: apt-get install -y chromium; .ci/run installs it)")
+def test_results_table_fits_the_page_at_1300px(site, tmp_path):
+    "The short claims table is as wide as the page at most: no column cut off at the right, nothing to scroll sideways."
+    got = probe(site, "results", """
+        const table = document.querySelector('article table'), content = document.querySelector('.md-content');
+        window.probe = {content: content.getBoundingClientRect().right,
+                        right: Math.max(...[table, ...table.querySelectorAll('td, th, a')].map(e => e.getBoundingClientRect().right)),
+                        scrolls: [table, table.parentElement, table.parentElement.parentElement].some(e => e.scrollWidth > e.clientWidth + 1)}""",
+        tmp_path)
+    assert not got["scrolls"] and got["right"] <= got["content"] + 1, got
+    first_screen(site, "results", tmp_path)
+
+
+@pytest.mark.skipif(BROWSER is None,
+                    reason="no headless Chromium or Chrome (Debian: apt-get install -y chromium; .ci/run installs it)")
+def test_report_page_shows_its_claims_before_its_code(site, tmp_path):
+    "A report's page opens with its claims: the first claim's id lies above the first code cell's input."
+    reports = sorted(ROOT.glob("reports/cpu/*/results.json"))
+    if not reports: pytest.skip("no committed cpu report")
+    report = next((r for r in reports if r.parent.name == "exp_kuramoto"), reports[0])
+    name = build_docs.report_page("cpu", report.parent.name).replace(".ipynb", "")
+    claim = json.loads(report.read_text())["claims"][0]["id"]
+    got = probe(site, name, f"""
+        const claim = [...document.querySelectorAll('article code')].find(c => c.textContent === {json.dumps(claim)});
+        const code = document.querySelector('article .jp-CodeCell .jp-InputArea');
+        window.probe = {{claim: claim ? claim.getBoundingClientRect().top : null, code: code.getBoundingClientRect().top}}""",
+        tmp_path)
+    assert got["claim"] is not None and got["claim"] < got["code"], got
+    first_screen(site, name, tmp_path)

@@ -42,16 +42,20 @@ def test_committed_report_keeps_the_contract(report):
     assert any("image/png" in o.get("data", {}) for o in outputs), f"{report}: the executed notebook has no figure"
     text = (report / f"{name}.ipynb").read_text()
     assert str(ROOT) not in text and "\r" not in json.dumps(json.loads(text))  # no machine paths, no raw progress bars
+    stderr = [o.text for o in outputs if o.output_type == "stream" and o.name == "stderr"]
+    assert not [t for t in stderr if make_reports._PROGRESS_BAR.search(t) or "TqdmWarning" in t], f"{report}: progress bars"
     assert list(report.glob("*.png")) and sum(p.stat().st_size for p in report.iterdir()) < 5_000_000
 
 
 def test_readme_states_every_committed_claim():
     readme = (ROOT / "README.md").read_text()
     for report in REPORTS:
+        scale = report.parent.name
         for c in json.loads((report / "results.json").read_text())["claims"]:
-            row = next((l for l in readme.splitlines() if l.startswith(f"| `{c['id']}` |")), None)
+            row = next((l for l in readme.splitlines() if l.startswith(f"| `{c['id']}` | {scale} |")), None)
             assert row is not None, f"README lacks the claim {c['id']} of {report}: run `make readme`"
             assert row.split(" | ")[4] == ("yes" if c["holds"] else "**no**"), row
+    assert "](docs/images/claims.png)" in readme and (ROOT / "docs" / "images" / "claims.png").exists()
     res = subprocess.run([sys.executable, str(ROOT / "tools" / "make_readme.py"), "--check"], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 
@@ -59,6 +63,16 @@ def test_readme_states_every_committed_claim():
 def test_collapse_progress_keeps_what_a_terminal_shows():
     bar = "train:  10%|#  | 1/10\rtrain:  20%|## | 2/10\rtrain: 100%|###| 10/10\nseed 0: done\n"
     assert make_reports.collapse_progress(bar) == "train: 100%|###| 10/10\nseed 0: done\n"
+
+
+def test_published_report_has_no_progress_bars_on_stderr():
+    "A published notebook drops finished tqdm bars and tqdm's ipywidgets warning (an interactive run keeps them)."
+    cell = nbformat.v4.new_code_cell("train()", outputs=[
+        nbformat.v4.new_output("stream", name="stderr", text="train:  50%|#  | 1/2 [00:01<00:01]\rtrain: 100%|##| 2/2 [00:02<00:00, 1.0epoch/s]\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="x.py:1: UserWarning: kept\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="seed 0: 2 epochs\n")])
+    nb = make_reports.clean_report(nbformat.v4.new_notebook(cells=[cell]), Path("/work"), "_reports/ci/x")
+    assert [(o.name, o.text) for o in nb.cells[0].outputs] == [("stderr", "x.py:1: UserWarning: kept\n"), ("stdout", "seed 0: 2 epochs\n")]
 
 
 def test_make_reports_publishes_in_one_step(tmp_path, monkeypatch):

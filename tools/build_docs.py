@@ -14,9 +14,10 @@ processors do and hands the notebooks to mkdocs-jupyter; mkdocstrings adds an AP
 2. process: as nbdev's docs do, cells marked `#| hide` and the sources of `#| export` cells are left
    out (their `show_doc` output documents them), `#|` lines are removed, `#| echo: false` hides a
    cell's input and `#| output: false` its output.
-3. reports: a Results page with the table of the paper's claims as the committed reports state them
-   (`acd_nb.reports.results_markdown`), one page per committed report (`reports/<scale>/<experiment>/`,
-   the executed notebook with its figures, as run at that scale), and on each experiment's page a link to its report.
+3. reports: a Results page with the short table of the paper's claims as the committed reports state them and the
+   figure of each claim's number beside the paper's (`acd_nb.reports.results_markdown`, `plot_claims`), one page per
+   committed report (`reports/<scale>/<experiment>/`: its claims and figures first, then the executed notebook as run
+   at that scale), and on each experiment's page a link to its report.
 4. render: `mkdocs build` with `mkdocs.yml`, pages from `<build>/src`, site into `--site-dir`; MathJax is copied
    from the `jupyter-server-mathjax` package into the site, so formulas are typeset offline.
 
@@ -193,6 +194,8 @@ def process_for_docs(nb):
         if cell.cell_type != "code":
             cells.append(cell)
             continue
+        # nbclient's timings: never shown, and some nbclient versions write `total` as a number, which nbconvert refuses
+        cell.metadata.pop("execution", None)
         d, tags = directives(cell.source), set(cell.metadata.get("tags", []))
         if "hide" in d or d.get("include") == "false" or "remove_cell" in tags: continue
         cell.source = strip_directives(cell.source)
@@ -220,24 +223,74 @@ def report_page(scale: str, experiment: str) -> str:
     return f"report_{scale}_{experiment}.ipynb"
 
 
+CLAIMS_FIGURE = "images/claims.png"  # the Results page's figure; the README shows the same, from docs/
+
+
+def claims_figure_png(reports: list[dict]) -> bytes | None:
+    "`acd_nb.reports.plot_claims` of `reports` as PNG bytes (None when no claim has a point)."
+    import io
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from acd_nb.reports import plot_claims
+    figure = plot_claims(reports)
+    if figure is None: return None
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def report_figures(folder: Path) -> list[Path]:
+    "A report's PNG figures for the top of its page: its results first, the learning curves (the evidence) last."
+    return sorted(folder.glob("*.png"), key=lambda p: (p.stem.startswith("learning_curves"), p.name))
+
+
+def report_header(rep: dict, figures: list[str]) -> str:
+    "The cell that opens a report's page: its claims, what each tests, its figures (`figures`: addresses), then a pointer."
+    from acd_nb.reports import report_header_markdown
+    images = "".join(f'<a href="{f}"><img src="{f}" alt="{Path(f).stem}"></a>' for f in figures)
+    return (report_header_markdown(rep) + (f'\n\n<div class="acd-report-figures">{images}</div>' if images else "")
+            + "\n\n*Below: the experiment as it ran, its introduction first (all claims: [Results](results.html)).*")
+
+
 def report_pages(src: Path, reports: list[dict]) -> list[str]:
-    "Write each committed report's notebook as a page (titled as a report of its scale) and the Results page."
+    """Write each committed report's notebook as a page and the Results page
+
+    A report's page is titled as a report of its scale and opens with its claims and figures (`report_header`)."""
     from acd_nb.reports import results_markdown
     from make_reports import EXPERIMENTS
     pages = []
     for rep in reports:
         path = rep["path"].parent / f"{rep['experiment']}.ipynb"
         if not path.exists(): continue
+        page = report_page(rep["scale"], rep["experiment"])
         nb = process_for_docs(nbformat.read(path, as_version=4))
-        first = next(c for c in nb.cells if c.cell_type == "markdown")
-        first.source = re.sub(r"^#\s+(?:Experiment:\s*)?(.+)$", rf"# Report ({rep['scale']}): \1", first.source, count=1, flags=re.MULTILINE)
-        nbformat.write(nb, src / report_page(rep["scale"], rep["experiment"]))
-        pages.append(report_page(rep["scale"], rep["experiment"]))
+        at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
+        title, _, intro = nb.cells[at].source.partition("\n")
+        nb.cells[at].source = re.sub(r"^#\s+(?:Experiment:\s*)?(.+)$", rf"# Report ({rep['scale']}): \1", title)
+        figures = []
+        for png in report_figures(path.parent):
+            figures.append(f"{Path(page).stem}/{png.name}")
+            (src / figures[-1]).parent.mkdir(exist_ok=True)
+            shutil.copy2(png, src / figures[-1])
+        header = nbformat.v4.new_markdown_cell(report_header(rep, figures))
+        nb.cells[at + 1:at + 1] = [header] + ([nbformat.v4.new_markdown_cell(intro.strip())] if intro.strip() else [])
+        nbformat.write(nb, src / page)
+        pages.append(page)
     link = lambda scale, experiment: report_page(scale, experiment).replace(".ipynb", ".html")
+    figure = claims_figure_png(reports)
+    if figure is not None:
+        (src / CLAIMS_FIGURE).parent.mkdir(parents=True, exist_ok=True)
+        (src / CLAIMS_FIGURE).write_bytes(figure)
     (src / "results.md").write_text("# Results\n\nThe paper's claims as the committed reports state them "
-                                    "(`reports/<scale>/<experiment>/results.json`, rebuilt by `make reports`); "
+                                    "(`reports/<scale>/<experiment>/results.json`, rebuilt by `make reports`): the "
+                                    "paper's own claims in its order, then the baselines' checks against their papers; "
                                     "each row links to the executed report with its figures.\n\n"
-                                    + results_markdown(reports, EXPERIMENTS, link=link) + "\n")
+                                    '<div class="acd-claims" markdown="1">\n\n'  # docs/stylesheets/extra.css: compact rows
+                                    + results_markdown(reports, EXPERIMENTS, link=link,
+                                                       figure=CLAIMS_FIGURE if figure is not None else None)
+                                    + "\n\n</div>\n")
     return pages
 
 
@@ -320,7 +373,6 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
         nb = nbformat.read(executed[name], as_version=4)
         titles[name] = notebook_title(nb)
         nbformat.write(link_reports(process_for_docs(nb), name, reports), src / f"{name}.ipynb")
-    reported = report_pages(src, reports)
     import jupyter_server_mathjax  # MathJax ships in this package: the site typesets math without a CDN
     shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", src / "assets" / "mathjax")
     extra = ROOT / "docs"
@@ -329,6 +381,7 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
             if p.is_file():
                 (src / p.relative_to(extra)).parent.mkdir(parents=True, exist_ok=True)
                 (src / p.relative_to(extra)).write_bytes(p.read_bytes())
+    reported = report_pages(src, reports)  # after docs/: its copy of the claims figure is the README's, maybe older
     nav = [{"Home": "index.ipynb"}] if "index" in names else []
     library = [f"{n}.ipynb" for n in names if n != "index" and not n.startswith("exp_")]
     experiments = [f"{n}.ipynb" for n in names if n.startswith("exp_")]

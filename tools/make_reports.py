@@ -4,7 +4,7 @@ Each experiment runs through papermill with the parameters of `REPORTS` (one tor
 `--jobs` notebooks side by side). Its models are trained in the work folder `_reports/<scale>/<experiment>/`
 (git-ignored), where their run folders stay: a rerun reuses every model whose training budget is spent and
 resumes the others from their last checkpoint, so a long report can be built across several sessions.
-When a notebook finishes, its executed copy (progress bars collapsed to their last state, no machine paths),
+When a notebook finishes, its executed copy (no progress bars, which an interactive run keeps; no machine paths),
 `results.json` and PNG figures replace `reports/<scale>/<experiment>/` in one step (a hand-written `README.md` there,
 e.g. how the fits were made, is kept); a notebook that fails leaves the committed report as it was and its partial
 copy in the work folder.
@@ -25,7 +25,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from build_docs import without_machine_paths  # noqa: E402
+from build_docs import _TQDM_WARNING, without_machine_paths  # noqa: E402
 
 # the paper's claims need at least 3 seeds (5 for Netsim, as its Table 2)
 SEEDS = {"exp_netsim": [0, 1, 2, 3, 4]}
@@ -37,6 +37,8 @@ REPORTS = {scale: {name: {"scale": scale, "seeds": SEEDS.get(name, [0, 1, 2]), *
            for scale in ("cpu", "paper")}
 CELL_TIMEOUT_S = 4 * 3600  # a training cell holds several 30-minute models
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+# a tqdm bar's last state, e.g. "train: 100%|██████████| 100/100 [00:00<?, ?epoch/s]"
+_PROGRESS_BAR = re.compile(r"^.*\d+%\|.*\| *[\d.]+[kMG]?/[\d.]+[kMG]? \[.*\] *(?:\n|$)", re.MULTILINE)
 
 
 def collapse_progress(text: str) -> str:
@@ -49,11 +51,21 @@ def shown_paths(text: str, work: Path, shown: str) -> str:
     return without_machine_paths(text.replace(str(work.resolve()), shown).replace(str(work), shown))
 
 
+def without_progress(text: str) -> str:
+    "Stderr text without finished progress bars and tqdm's ipywidgets warning: what the reader of a report needs of it"
+    text = _PROGRESS_BAR.sub("", _TQDM_WARNING.sub("", collapse_progress(text)))
+    return text.lstrip("\n") if text.strip() else ""
+
+
 def clean_report(nb, work: Path, shown: str):
-    "An executed notebook as committed: progress bars collapsed; the work folder shown as `shown`, no machine paths."
+    """An executed notebook as committed: no progress bars on stderr (the others collapsed to their last state); the work
+    folder shown as `shown`, no machine paths. A stream left empty goes: the page shows no empty stderr box."""
     for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.output_type == "stream": out.text = collapse_progress(out.text)
+        if cell.cell_type != "code": continue
+        for out in cell.outputs:
+            if out.output_type == "stream":
+                out.text = without_progress(out.text) if out.name == "stderr" else collapse_progress(out.text)
+        cell.outputs = [o for o in cell.outputs if o.output_type != "stream" or o.text]
     return nbformat.reads(shown_paths(nbformat.writes(nb), work, shown), as_version=4)
 
 
