@@ -65,6 +65,8 @@ def main():
         defaults = dict(lambdas=grids[dataset][name], score=args.score) if name in grids[dataset] else {}
         try: return get_baseline(name, **{**defaults, **args.method_args.get(name, {})})
         except (TypeError, ValueError) as e: parser.error(f"--method-args for {name}: {e}")
+    # every method built before any fit, so a bad option stops the run at once, not after minutes of other fits
+    models = {dataset: {name: build(name, dataset) for name in methods} for dataset in grids}
 
     print(f"threads: {args.threads}")
     if args.n_samples > 0:
@@ -72,7 +74,7 @@ def main():
         print(f"kuramoto_samples: {args.n_samples}")
         for feature in args.features:
             for name in methods:
-                run(build(name, "kuramoto"), data["x"][..., [feature]], data["edges"], f"kuramoto_f{feature}_{name}")
+                run(models["kuramoto"][name], data["x"][..., [feature]], data["edges"], f"kuramoto_f{feature}_{name}")
             if "mi" in methods:
                 run(get_baseline("mi", lag=0), data["x"][..., [feature]], data["edges"], f"kuramoto_f{feature}_mi_lag0")
     if args.netsim_subjects > 0 or args.netsim_joined:
@@ -85,7 +87,7 @@ def main():
             n = min(limit, args.netsim_subjects, len(netsim["x"]))
             if n < 1: continue
             print(f"netsim_{name}_subjects: {n}")
-            run(build(name, "netsim"), netsim["x"][:n], netsim["edges"][:n], f"netsim_{name}")
+            run(models["netsim"][name], netsim["x"][:n], netsim["edges"][:n], f"netsim_{name}")
             if name == "mi": run(get_baseline("mi", lag=0), netsim["x"][:n], netsim["edges"][:n], "netsim_mi_lag0")
         if args.netsim_joined:
             import numpy as np
@@ -94,7 +96,7 @@ def main():
             print(f"netsim_joined_steps: {joined.shape[2]}")
             for name in methods:
                 if name in QUADRATIC: print(f"netsim_joined_{name}: skipped (distances grow with the squared length)")
-                else: run(build(name, "netsim"), joined, netsim["edges"][:1], f"netsim_joined_{name}")
+                else: run(models["netsim"][name], joined, netsim["edges"][:1], f"netsim_joined_{name}")
 
 if __name__ == "__main__":
     main()

@@ -22,9 +22,10 @@ def test_method_args_reach_the_baseline():
 
 @pytest.mark.parametrize("method_args, message", [
     ('{"ngc": {"bogus": 1}}', "--method-args for ngc: NeuralGranger.__init__() got an unexpected keyword argument 'bogus'"),
-    ('{"esru": {}}', "--method-args names ['esru'], which are not among the methods run: ['ngc']"),
+    ('{"esru": {}}', "--method-args names ['esru'], which are not among the methods run: ['mi', 'ngc']"),
     ('{"ngc": {"hidden": 0}}', "--method-args for ngc: n_lags, hidden and n_iter must be >= 1"),
     ("[1]", "--method-args must be a JSON object of objects, got [1]")])
 def test_method_args_errors_name_the_problem(method_args, message):
-    res = bench("--methods", "ngc", "--method-args", method_args)
+    res = bench("--methods", "mi", "ngc", "--method-args", method_args)
     assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert "_auroc:" not in res.stdout, "a bad option must stop the run before any method is fitted"
