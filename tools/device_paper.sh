@@ -7,7 +7,7 @@
 # Everything lands in $OUT: authors.log, bench.txt, <report>.tar.gz (executed notebook, results.json, figures) and
 # <report>_runs<k>.tar (each run folder's run.json, history.json, best.pt and a last.pt whose optimiser state is
 # stored in bf16: what the next GPU run resumes from; tools/pack_runs.py).
-# Each phase has its own time limit and a failed phase does not stop the next.
+# Each phase has its own time limit (0 skips it) and a failed phase does not stop the next.
 # usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
 # The device call carries .whl (execnb and its needs) and .anchors (the authors' code, copied from
 # ../shared/anchors, for timing only).
@@ -21,26 +21,28 @@ t0=$SECONDS
 
 # 1. the authors' trainer: 12,800 training samples (100 batches of 128; AUTHORS_TRAIN), 4 epochs, their DataLoader
 # workers
-n_ref=${AUTHORS_TRAIN:-12800}
-ref=/tmp/ref; rm -rf $ref; mkdir -p $ref
-cp -r .anchors/ref_acd $ref/
-sed -i 's/train_data, batch_size=batch_size, shuffle=True, num_workers=0/train_data, batch_size=batch_size, shuffle=True, num_workers=8/' \
-    $ref/ref_acd/codebase/utils/data_loader.py
-sed "s/(\"train\", 2000, 49, 1)/(\"train\", $n_ref, 49, 1)/" .anchors/make_ref_data.py > $ref/make_ref_data.py
-(cd $ref && timeout -k 5 "$authors_s" bash -c "python3 make_ref_data.py $ref/data && cd ref_acd/codebase && \
-  python3 train.py --suffix _springs5 --datadir $ref/data --epochs 4 --test_samples 20 --save_folder $ref/logs") \
-  > "$OUT/authors.log" 2>&1
-python3 - "$OUT/authors.log" "$n_ref" <<'EOF'
+if [ "$authors_s" -gt 0 ]; then
+  n_ref=${AUTHORS_TRAIN:-12800}
+  ref=/tmp/ref; rm -rf $ref; mkdir -p $ref
+  cp -r .anchors/ref_acd $ref/
+  sed -i 's/train_data, batch_size=batch_size, shuffle=True, num_workers=0/train_data, batch_size=batch_size, shuffle=True, num_workers=8/' \
+      $ref/ref_acd/codebase/utils/data_loader.py
+  sed "s/(\"train\", 2000, 49, 1)/(\"train\", $n_ref, 49, 1)/" .anchors/make_ref_data.py > $ref/make_ref_data.py
+  (cd $ref && timeout -k 5 "$authors_s" bash -c "python3 make_ref_data.py $ref/data && cd ref_acd/codebase && \
+    python3 train.py --suffix _springs5 --datadir $ref/data --epochs 4 --test_samples 20 --save_folder $ref/logs") \
+    > "$OUT/authors.log" 2>&1
+  python3 - "$OUT/authors.log" "$n_ref" <<'EOF'
 import re, sys
 times = [float(t) for t in re.findall(r"^\d+ train.*?time: ([\d.]+)s", open(sys.argv[1]).read(), re.M)]
 print(f"authors_epoch_seconds: {times}")
 if len(times) > 1: print(f"authors_springs_samples_per_s: {int(sys.argv[2]) * (len(times) - 1) / sum(times[1:]):.0f}")
 EOF
+fi
 echo "authors phase: $((SECONDS - t0)) s"
 
 # 2. the ensemble benchmark
 t1=$SECONDS
-timeout -k 5 "$bench_s" python3 bench/bench_ensemble.py "$@" 2>&1 | tee "$OUT/bench.txt"
+[ "$bench_s" -gt 0 ] && timeout -k 5 "$bench_s" python3 bench/bench_ensemble.py "$@" 2>&1 | tee "$OUT/bench.txt"
 echo "bench phase: $((SECONDS - t1)) s"
 
 # 3. the paper-scale report: (for exp_particles, its datasets built side by side first) then the notebook, which
