@@ -23,7 +23,7 @@ from torch import nn
 
 from .core import matrix_to_edges
 from .infer import evaluate
-from .model import ACD, ACDConfig, build_encoder
+from .model import ACD, ACDConfig, build_encoder, model_generator
 from .nn import init_linear
 
 # %% auto #0
@@ -175,7 +175,8 @@ class LatentTemperatureACD(ACD):
         The training sample is reparameterised."""
         mean, half = uniform_posterior(params)
         if not self.training: return mean
-        return mean + half * (2 * torch.rand_like(mean) - 1)
+        uniform = torch.rand(mean.shape, generator=model_generator(), dtype=mean.dtype, device=mean.device)
+        return mean + half * (2 * uniform - 1)
 
     def _edge_logits(self, x: torch.Tensor, unit_temperature: torch.Tensor) -> torch.Tensor:
         """Edge logits of `x (B, N, T, D)` with `unit_temperature (B,)` as a constant feature

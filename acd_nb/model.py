@@ -9,7 +9,8 @@ Docs: https://acd-nb.github.io/acd_nb/model.html.md"""
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
+import threading
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, fields
 
 import torch
@@ -22,7 +23,8 @@ from .decoders import GRUDecoder, KuramotoSimDecoder, MLPDecoder, SpringsSimDeco
 from .encoders import CNNEncoder, MLPEncoder
 
 # %% auto #0
-__all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder', 'ACD']
+__all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder', 'random_source',
+           'model_generator', 'ACD']
 
 # %% ../nbs/13_model.ipynb #d2649d74
 def draw_architecture(ax=None):
@@ -135,6 +137,24 @@ def build_decoder(cfg: ACDConfig) -> nn.Module:
     "Decoder named by `cfg.decoder`."
     return DECODERS[cfg.decoder](cfg)
 
+# %% ../nbs/13_model.ipynb #c9d2e7f4
+_RANDOM = threading.local()
+
+@contextmanager
+def random_source(generator: torch.Generator | None):
+    """Within the block, this thread's model draws (Gumbel noise, latent samples) come from `generator`
+
+    None: the default generator. `acd_nb.train` gives each model of an ensemble its own, so models trained side
+    by side, in turns or in threads, draw what they would draw alone."""
+    previous = getattr(_RANDOM, "generator", None)
+    _RANDOM.generator = generator
+    try: yield generator
+    finally: _RANDOM.generator = previous
+
+def model_generator() -> torch.Generator | None:
+    "The generator of the enclosing `random_source` on this thread, or None (the default generator)."
+    return getattr(_RANDOM, "generator", None)
+
 # %% ../nbs/13_model.ipynb #23c44f09
 class ACD(nn.Module):
     "Amortized causal discovery: encoder $q_\\phi(z|x)$, decoder $p_\\theta(x^{t+1}|x^t, z)$, ELBO"
@@ -184,7 +204,15 @@ class ACD(nn.Module):
         """Gumbel-softmax sample `(B, E, K)` from logits
 
         `hard=True` gives exact one-hot samples with a straight-through gradient."""
-        return F.gumbel_softmax(logits.float(), tau=self.cfg.tau if tau is None else tau, hard=hard, dim=-1)
+        # F.gumbel_softmax's computation, drawing from this thread's `random_source` (the default generator if none)
+        logits = logits.float()
+        noise = torch.empty_like(logits, memory_format=torch.legacy_contiguous_format)
+        soft = ((logits - noise.exponential_(generator=model_generator()).log()) / (self.cfg.tau if tau is None else tau))
+        soft = soft.softmax(-1)
+        if not hard: return soft
+        index = soft.max(-1, keepdim=True)[1]
+        one_hot = torch.zeros_like(logits, memory_format=torch.legacy_contiguous_format).scatter_(-1, index, 1.0)
+        return one_hot - soft.detach() + soft
 
     def decode(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int | None = None,
                **decoder_kwargs) -> torch.Tensor:

@@ -15,6 +15,7 @@ import os
 import shutil
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -29,7 +30,7 @@ from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
 from .data import DatasetConfig, epoch_batches, feature_stats, load_dataset
 from .metrics import edge_auroc
-from .model import ACD, ACDConfig
+from .model import ACD, ACDConfig, random_source
 from .sims import SimConfig
 
 # %% auto #0
@@ -218,8 +219,8 @@ class _Run:
     """One member of a `fit` call as named steps, with the checkpoints in between
 
     The steps: setup, `resume`, then per epoch `begin_epoch`, `train_step` / `after_step` per batch, and
-    `end_epoch`. Everything random a member does runs inside `own_rng`, so each member draws the numbers it would
-    draw if it were trained alone."""
+    `end_epoch`. Everything random a member does runs inside `draws` (its own generator on the CPU), so each member
+    draws the numbers it would draw if it were trained alone."""
     def __init__(self, model, train, valid, cfg: TrainConfig, out_dir):
         self.model, self.cfg = model, cfg
         self.rank, self.world = distributed_env()
@@ -246,14 +247,12 @@ class _Run:
         self.run_loss = torch.zeros((), device=self.device)  # summed on the device, read once per epoch
         self.net = model
         seed_everything(cfg.seed + self.rank)
-        self.rng = torch.get_rng_state()
+        self.generator = torch.Generator().manual_seed(cfg.seed + self.rank)  # the stream the seed gives alone
 
-    @contextmanager
-    def own_rng(self):
-        "Swap this member's CPU random stream in for the block, and out again after it."
-        torch.set_rng_state(self.rng)
-        try: yield
-        finally: self.rng = torch.get_rng_state()
+    def draws(self):
+        """The block's model draws come from this run's generator on the CPU (from the device's default one on a GPU,
+        where a CUDA graph needs it)."""
+        return random_source(self.generator if self.device.type == "cpu" else None)
 
     def resume(self) -> bool:
         """Continue from `last.pt`; False when its budget is spent
@@ -263,7 +262,7 @@ class _Run:
         self.opt.load_state_dict(ckpt["optimizer"]); self.sched.load_state_dict(ckpt["scheduler"])
         _adapt_adam(self.opt, self.device)
         # several processes: each keeps its own seeded stream
-        if self.world == 1: self.rng = ckpt["rng"].cpu()
+        if self.world == 1: self.generator.set_state(ckpt["rng"].cpu())
         self.start_epoch, self.start_step, self.history = ckpt["epoch"], ckpt["step_in_epoch"], ckpt["history"]
         self.best, self.elapsed, self.running_loss = ckpt["best_valid_loss"], ckpt["elapsed_s"], ckpt["running_loss"]
         self.stale_epochs = epochs_without_gain(self.history)
@@ -296,7 +295,7 @@ class _Run:
         if self.out_dir is None or not self.main_process: return
         save_checkpoint(self.out_dir / "last.pt", self.model, optimizer=self.opt.state_dict(),
                         scheduler=self.sched.state_dict(),
-                        rng=torch.get_rng_state(), epoch=epoch, step_in_epoch=step_in_epoch, history=self.history,
+                        rng=self.generator.get_state(), epoch=epoch, step_in_epoch=step_in_epoch, history=self.history,
                         best_valid_loss=self.best, elapsed_s=self.minutes() * 60, train_config=self.cfg.to_dict(),
                         running_loss=running_loss)
 
@@ -408,20 +407,43 @@ class _StepGraph:
 
 
 class _Engine:
-    """Steps the members of one `fit` call; on CUDA through a `_StepGraph` once warmed up
+    """Steps the members of one `fit` call: on CUDA through a `_StepGraph` once warmed up, on the CPU side by side
 
-    The first `WARMUP` full batches run eagerly on a side stream (as CUDA graph capture requires); a capture that
-    fails falls back to one stream, then to eager steps, with a warning, so training never stops for it."""
+    On CUDA the first `WARMUP` full batches run eagerly on a side stream (as CUDA graph capture requires); a capture
+    that fails falls back to one stream, then to eager steps, with a warning, so training never stops for it. On the
+    CPU, with torch's `n` threads (n > 1) and several members, the members step in `n` threads of one torch thread
+    each, as `n` one-thread processes would. Models with dropout (its masks come from the shared generator) or bf16
+    autocast take turns instead: torch keeps autocast's cast cache for the whole process and empties it whenever a
+    thread leaves autocast, so threads side by side would change each other's numbers (measured: a bf16 model's
+    gradients differed from the same model's alone; fp32 models are bit-identical)."""
     WARMUP = 3
 
     def __init__(self, runs: list, stop_after_steps: int | None):
         self.runs, self.stop_after_steps = runs, stop_after_steps
-        cfg0 = runs[0].cfg
-        self.use_graphs = (runs[0].device.type == "cuda" and runs[0].world == 1 and all(r.cfg.cuda_graphs for r in runs)
+        cfg0, device = runs[0].cfg, runs[0].device
+        self.use_graphs = (device.type == "cuda" and runs[0].world == 1 and all(r.cfg.cuda_graphs for r in runs)
                            and len({r.cfg.batch_size for r in runs}) == 1)
         self.batch_size, self.graphs, self.warm_steps = cfg0.batch_size, {}, 0
         self.mode = "graph-streams" if self.use_graphs else "eager"
         self.side = torch.cuda.Stream() if self.use_graphs else None
+        workers = min(torch.get_num_threads(), len(runs))
+        side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1
+                        and all(r.model.cfg.dropout == 0 and r.model.cfg.dtype == "fp32" for r in runs))
+        self.torch_threads = torch.get_num_threads()
+        # each worker sets one thread for itself: OpenMP (and oneDNN's bf16 kernels) read the count per OS thread
+        self.pool = ThreadPoolExecutor(workers, initializer=torch.set_num_threads, initargs=(1,)) if side_by_side else None
+        if self.pool is not None: torch.set_num_threads(1)
+
+    def close(self):
+        "Give torch its threads back."
+        if self.pool is not None:
+            self.pool.shutdown()
+            torch.set_num_threads(self.torch_threads)
+
+    def each(self, fn, runs: list) -> list:
+        "`fn(run)` for every run: side by side in the thread pool where there is one, else in turn."
+        if self.pool is None or len(runs) < 2: return [fn(r) for r in runs]
+        return list(self.pool.map(fn, runs))
 
     def step(self, stepping: list, bar):
         "One optimiser step of each run in `stepping` (each on its own next batch)."
@@ -430,20 +452,22 @@ class _Engine:
             graph = self.graph_for(stepping)
             if graph is not None:
                 graph.replay()
-                for r in stepping:
-                    with r.own_rng(): r.after_step(self.stop_after_steps)
+                for r in stepping: r.after_step(self.stop_after_steps)
                 return
         on_side = self.use_graphs and self.warm_steps < self.WARMUP
         if on_side: self.side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.side) if on_side else nullcontext():
-            for r in stepping:
-                start = time.perf_counter()
-                with r.own_rng():
-                    out = r.train_step(r.batch())
-                    r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
-                if r.device.type == "cpu": r.active_s += time.perf_counter() - start
+            self.each(lambda r: self.eager_step(r, bar if r is self.runs[0] else None), stepping)
         if on_side: torch.cuda.current_stream().wait_stream(self.side)
         if full: self.warm_steps += 1
+
+    def eager_step(self, r, bar):
+        "One step of run `r`; on the CPU it is charged the step's time."
+        start = time.perf_counter()
+        with r.draws():
+            out = r.train_step(r.batch())
+            r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
+        if r.device.type == "cpu": r.active_s += time.perf_counter() - start
 
     def graph_for(self, stepping: list) -> _StepGraph | None:
         """The graph of these runs at their learning rates: kept, or captured now (None where capture fails)
@@ -520,23 +544,27 @@ def _train_members(runs: list, stop_after_steps: int | None):
     engine, main = _Engine(runs, stop_after_steps), runs[0]
     bar = tqdm(total=max(r.cfg.epochs for r in runs), initial=min(r.next_epoch for r in active), desc="train",
                unit="epoch", disable=not (main.cfg.progress and main.main_process))
-    while active:
-        for r in active: r.begin_epoch(r.next_epoch)
-        start = time.perf_counter()
-        while stepping := [r for r in active if r.steps_left()]:
-            engine.step(stepping, bar)
-            if any(r.stopped == "interrupted" for r in stepping): bar.close(); return
-        if main.device.type == "cuda":  # the members stepped side by side: each is charged the epoch's wall-clock
-            torch.cuda.synchronize()
-            for r in active: r.active_s += time.perf_counter() - start
-        records = []
-        for r in active:
-            with r.own_rng(): records.append(r.end_epoch(engine.mode if r.device.type == "cuda" else None))
-        bar.update(1)
-        shown = {k: f"{v:.4g}" for k, v in records[0].items() if k in ("train_loss", "valid_loss", "valid_auroc")}
-        bar.set_postfix({**shown, **({"models": len(active), "mode": engine.mode} if len(runs) > 1 else {})})
-        active = [r for r in active if not r.finished()]
-    bar.close()
+
+    def end_epoch(r):
+        with r.draws(): return r.end_epoch(engine.mode if r.device.type == "cuda" else None)
+    try:
+        while active:
+            for r in active: r.begin_epoch(r.next_epoch)
+            start = time.perf_counter()
+            while stepping := [r for r in active if r.steps_left()]:
+                engine.step(stepping, bar)
+                if any(r.stopped == "interrupted" for r in stepping): return
+            if main.device.type == "cuda":  # the members stepped side by side: each is charged the epoch's wall-clock
+                torch.cuda.synchronize()
+                for r in active: r.active_s += time.perf_counter() - start
+            records = engine.each(end_epoch, active)
+            bar.update(1)
+            shown = {k: f"{v:.4g}" for k, v in records[0].items() if k in ("train_loss", "valid_loss", "valid_auroc")}
+            bar.set_postfix({**shown, **({"models": len(active), "mode": engine.mode} if len(runs) > 1 else {})})
+            active = [r for r in active if not r.finished()]
+    finally:
+        engine.close()
+        bar.close()
 
 
 # %% ../nbs/14_train.ipynb #7b3064df
