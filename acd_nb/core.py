@@ -64,7 +64,7 @@ def matrix_to_edges(mat):
     if mat.ndim < 2 or mat.shape[-2] != n:
         raise ValueError(f"expected a (..., nodes, nodes) matrix, got shape {tuple(mat.shape)}")
     flat = mat.reshape(*mat.shape[:-2], n * n)
-    return flat[..., _offdiag_flat(n)]
+    return flat[..., _offdiag_flat_index(n, str(mat.device)) if isinstance(mat, torch.Tensor) else _offdiag_flat(n)]
 
 def edges_to_matrix(edges):
     """`(..., N(N-1))` edge list -> `(..., N, N)` matrix with a zero diagonal

@@ -70,16 +70,16 @@ class Normalizer:
         n_features = sum(len(g) for g in self.groups)
         if x.shape[-1] != n_features:
             raise ValueError(f"data has {x.shape[-1]} features but the normalizer was fitted on {n_features}")
-        lo, span = np.zeros(n_features), np.zeros(n_features)
-        for g, mn, mx in zip(self.groups, self.mins, self.maxs): lo[g], span[g] = mn, mx - mn
+        def lo_span():
+            lo, span = np.zeros(n_features), np.zeros(n_features)
+            for g, mn, mx in zip(self.groups, self.mins, self.maxs): lo[g], span[g] = mn, mx - mn
+            return lo, span
         if isinstance(x, torch.Tensor):  # kept per dtype and device: a copy from the host cannot be in a CUDA graph
             key = (tuple(self.mins), tuple(self.maxs), x.dtype, x.device)
             cached = self.__dict__.setdefault("_tensors", {})
-            if key not in cached:
-                cached[key] = (torch.as_tensor(lo, dtype=x.dtype, device=x.device),
-                               torch.as_tensor(span, dtype=x.dtype, device=x.device))
+            if key not in cached: cached[key] = tuple(torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in lo_span())
             return cached[key]
-        return lo.astype(x.dtype), span.astype(x.dtype)
+        return tuple(v.astype(x.dtype) for v in lo_span())
 
     def transform(self, x):
         """Raw `(..., D)` series -> scaled; training data lands in [-1, 1]

@@ -16,7 +16,7 @@ import shutil
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -211,7 +211,6 @@ def _adapt_adam(opt: torch.optim.Adam, device: torch.device):
     "After loading a state saved on another kind of device: the kernel options of this one."
     for group in opt.param_groups:
         group["fused"], group["capturable"] = (True, True) if device.type == "cuda" else (None, False)
-        group["lr"] = float(group["lr"])
 
 
 # %% ../nbs/14_train.ipynb #79405f14
@@ -242,7 +241,7 @@ class _Run:
         # and the summed loss of the started epoch's batches
         self.start_epoch, self.start_step, self.history = 0, 0, []
         self.best, self.elapsed, self.running_loss = math.inf, 0.0, 0.0
-        self.stale_epochs, self.next_epoch, self.stopped = 0, 0, None
+        self.next_epoch, self.stopped = 0, None
         self.steps_done, self.active_s = 0, 0.0  # seconds spent on this run in this session (see `minutes`)
         self.run_loss = torch.zeros((), device=self.device)  # summed on the device, read once per epoch
         self.net = model
@@ -265,13 +264,12 @@ class _Run:
         if self.world == 1: self.generator.set_state(ckpt["rng"].cpu())
         self.start_epoch, self.start_step, self.history = ckpt["epoch"], ckpt["step_in_epoch"], ckpt["history"]
         self.best, self.elapsed, self.running_loss = ckpt["best_valid_loss"], ckpt["elapsed_s"], ckpt["running_loss"]
-        self.stale_epochs = epochs_without_gain(self.history)
         in_budget = self.cfg.minutes is None or self.elapsed / 60 <= self.cfg.minutes
         return in_budget and not self.patience_spent()
 
     def patience_spent(self) -> bool:
         "Whether `cfg.patience` epochs have passed without a better validation score."
-        return self.cfg.patience is not None and self.stale_epochs >= self.cfg.patience
+        return self.cfg.patience is not None and epochs_without_gain(self.history) >= self.cfg.patience
 
     def minutes(self) -> float:
         """Training minutes so far, earlier sessions included
@@ -362,7 +360,6 @@ class _Run:
         if step_mode is not None: record["step_mode"] = step_mode
         self.history.append(record)
         self.next_epoch = epoch + 1
-        self.stale_epochs = epochs_without_gain(self.history)
         self.checkpoint(epoch + 1, 0, 0.0)
         if self.out_dir is not None and self.main_process: write_json(self.out_dir / "history.json", self.history)
         return record
@@ -381,8 +378,7 @@ class _StepGraph:
     the members' kernels can run side by side on the GPU; `streams=False` captures them one after another. Replay
     reads each member's batch from the static index tensor `idx` `(members, batch)`."""
     def __init__(self, runs: list, batch_size: int, streams: bool = True):
-        self.runs, self.streams = runs, streams
-        self.key = self.key_of(runs)
+        self.runs = runs
         self.idx = torch.zeros(len(runs), batch_size, dtype=torch.long, device=runs[0].device)
         self.graph = torch.cuda.CUDAGraph()
         side = [torch.cuda.Stream() for _ in runs] if streams else []
@@ -491,12 +487,35 @@ class _Engine:
         return None
 
 
-def _members(value, k: int, name: str, default=None) -> list:
-    "A value per member: a list of `k`, or one value for every member."
-    if isinstance(value, list):
-        if len(value) != k: raise ValueError(f"{name} holds {len(value)} entries for {k} models")
-        return value
-    return [default if value is None else value] * k
+def _per_member(ensemble: bool, k: int, **values) -> list[list]:
+    """Each of `values` as a list with an entry per model
+
+    For an ensemble as given (a list of `k`) or one value for all `k`; for a model alone `[value]`."""
+    out = []
+    for name, value in values.items():
+        if not ensemble: out.append([value])
+        elif not isinstance(value, list): out.append([value] * k)
+        elif len(value) == k: out.append(value)
+        else: raise ValueError(f"{name} holds {len(value)} entries for {k} models")
+    return out
+
+def _buffer_key(a) -> tuple:
+    "Where an array's or tensor's values live: arrays that share it hold the same values."
+    if isinstance(a, torch.Tensor): return (a.data_ptr(), tuple(a.shape), a.stride(), str(a.dtype), str(a.device))
+    a = np.asarray(a)
+    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+
+def _on_device(data, device: torch.device, converted: dict):
+    """`data` (a pair or a dict of arrays) with every array a float32 tensor on `device`; an array that members share
+    (the same buffer) is converted once, into `converted`"""
+    def convert(a):
+        if not isinstance(a, (np.ndarray, torch.Tensor)): return a
+        key = _buffer_key(a)
+        if key not in converted: converted[key] = torch.as_tensor(a, dtype=torch.float32, device=device)
+        return converted[key]
+    if isinstance(data, dict): return {k: convert(v) for k, v in data.items()}
+    if isinstance(data, (tuple, list)): return tuple(convert(v) for v in data)
+    return data
 
 
 # %% ../nbs/14_train.ipynb #d6ac8bf4
@@ -515,13 +534,15 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
     models = list(model) if ensemble else [model]
     k = len(models)
     if k == 0: raise ValueError("fit needs at least one model")
-    trains, valids, cfgs, out_dirs = ((_members(v, k, name) if ensemble else [v]) for v, name in
-                                      ((train, "train"), (valid, "valid"), (cfg, "cfg"), (out_dir, "out_dir")))
+    trains, valids, cfgs, out_dirs = _per_member(ensemble, k, train=train, valid=valid, cfg=cfg, out_dir=out_dir)
     cfgs = [c or TrainConfig() for c in cfgs]
     named = [str(Path(o).resolve()) for o in out_dirs if o is not None]
     if len(set(named)) < len(named): raise ValueError("the models of an ensemble need an out_dir each")
     if distributed_env()[1] > 1 and k > 1: raise ValueError("under torchrun, fit trains one model, not an ensemble")
     if len({get_device(c.device) for c in cfgs}) > 1: raise ValueError("the models of an ensemble train on one device")
+    if k > 1:  # members on the same data share its tensors on the device
+        device, converted = get_device(cfgs[0].device), {}
+        trains, valids = ([_on_device(d, device, converted) for d in split] for split in (trains, valids))
     runs = [_Run(m, t, v, c, o) for m, t, v, c, o in zip(models, trains, valids, cfgs, out_dirs)]
     for run in runs:
         if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
@@ -639,8 +660,7 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int | 
     ensemble = isinstance(seed, list)
     seeds = seed if ensemble else [seed]
     k = len(seeds)
-    datas, out_dirs, infos, inits = ((_members(v, k, name) if ensemble else [v]) for v, name in
-                                     ((data, "data"), (out_dir, "out_dir"), (run_info, "run_info"), (init, "init")))
+    datas, out_dirs, infos, inits = _per_member(ensemble, k, data=data, out_dir=out_dir, run_info=run_info, init=init)
     members = []
     try:
         for d, o, s, info, i in zip(datas, out_dirs, seeds, infos, inits):
@@ -671,7 +691,7 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
     p = get_preset(preset, system) if isinstance(preset, str) else preset
     ensemble = isinstance(seed, list)
     seeds = seed if ensemble else [seed]
-    noises = _members(noise, len(seeds), "noise") if ensemble else [noise]
+    (noises,) = _per_member(ensemble, len(seeds), noise=noise)
     data_cfgs = [DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=s, noise_sigma=n)
                  for s, n in zip(seeds, noises)]
     rank, world = distributed_env()

@@ -71,20 +71,19 @@ def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs
     data = (x, torch.zeros(n, x.shape[1], x.shape[1], device=device))
 
     def train(epochs: int) -> tuple[float, list]:
+        "Wall-clock seconds of `epochs` epochs of fresh models, and the first model's history."
         models = [build(name, dtype, seed) for seed in range(k)]
         cfgs = [TrainConfig(epochs=epochs, batch_size=BATCH, progress=False, seed=seed, device=str(device),
                             checkpoint_every=0, cuda_graphs=cuda_graphs, compile=compile) for seed in range(k)]
         start = time.perf_counter()
-        histories = fit(models, data, None, cfgs)
-        return time.perf_counter() - start, histories
+        history = fit(models, data, None, cfgs)[0]
+        return time.perf_counter() - start, history
 
     if torch.device(device).type == "cuda":  # each model is charged the epochs' wall-clock (acd_nb.train)
-        histories = train(3)[1]
-        seconds = 60 * (histories[0][2]["minutes"] - histories[0][0]["minutes"])
-    else:  # models are charged their own turns, which may overlap (threads): the wall-clock of epochs 2-3 instead
-        seconds = train(3)[0] - train(1)[0]
-        histories = [[{}]]
-    return k * 2 * n / seconds, histories[0][-1].get("step_mode", "eager")
+        history = train(3)[1]
+        return k * 2 * n / (60 * (history[2]["minutes"] - history[0]["minutes"])), history[-1]["step_mode"]
+    # on the CPU models are charged their own turns, which may overlap (threads): the wall-clock of epochs 2-3 instead
+    return k * 2 * n / (train(3)[0] - train(1)[0]), "eager"
 
 
 def processes_rate(name: str, k: int, steps: int, dtype: str) -> float:
