@@ -26,8 +26,9 @@ from .core import Preset, atomic_path, check_series, data_dir, get_preset, netsi
 from .sims import SimConfig, add_observation_noise, simulate
 
 # %% auto #0
-__all__ = ['SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'feature_stats', 'DatasetConfig', 'build_dataset',
-           'DatasetSplits', 'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
+__all__ = ['MISSING_KINDS', 'SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'feature_stats', 'check_observed',
+           'fill_missing', 'check_missing', 'missing_mask', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
+           'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -102,11 +103,91 @@ class Normalizer:
 def feature_stats(x, quantile: float = 0.005) -> dict:
     "Per-feature statistics of scaled data `(B, N, T, D)`, as JSON-ready lists"
     x = np.asarray(x, dtype=np.float64)
-    sample_mean, sample_std = x.mean((1, 2)), x.std((1, 2))  # (B, D)
-    centre, spread = sample_mean.mean(0), sample_mean.std(0)
-    return {"n_samples": len(x), "mean": x.mean((0, 1, 2)).tolist(), "std": x.std((0, 1, 2)).tolist(),
+    # over the observed values where some are missing (NaN); complete data keeps its exact figures
+    mean, std, qs = (np.nanmean, np.nanstd, np.nanquantile) if np.isnan(x).any() else (np.mean, np.std, np.quantile)
+    sample_mean, sample_std = mean(x, (1, 2)), std(x, (1, 2))  # (B, D)
+    centre, spread = mean(sample_mean, 0), std(sample_mean, 0)
+    return {"n_samples": len(x), "mean": mean(x, (0, 1, 2)).tolist(), "std": std(x, (0, 1, 2)).tolist(),
             "sample_mean": [(centre - 4 * spread).tolist(), (centre + 4 * spread).tolist()],
-            "sample_std": np.quantile(sample_std, [quantile, 1 - quantile], axis=0).tolist()}
+            "sample_std": qs(sample_std, [quantile, 1 - quantile], axis=0).tolist()}
+
+# %% ../nbs/02_data.ipynb #465afe7d
+def check_observed(observed: np.ndarray, names: list[str] | None = None, sources: list[str] | None = None):
+    "`ValueError` naming the first series of `observed (B, N, T, D)` with no observed value"
+    never = ~observed.any(2)  # (B, N, D)
+    if not never.any(): return
+    b, n, _ = np.argwhere(never)[0]
+    series = names[n] if names is not None else f"series {n}"
+    sample = sources[b] if sources is not None else f"sample {b}"
+    raise ValueError(f"{series} of {sample} has no observed value ({int(never.any(2).sum())} series in all are "
+                     "entirely missing): give at least one value per series, or leave the series out")
+
+def fill_missing(x, names: list[str] | None = None, sources: list[str] | None = None,
+                 empty: str = "error") -> tuple[np.ndarray, np.ndarray]:
+    """Series `(B, N, T, D)` with NaN where missing -> `(filled, observed)`, both `(B, N, T, D)`
+
+    Gaps are filled by linear interpolation in time, ends by the nearest observed value. A series with no
+    observed value is an error naming it (`names`, `sources` label series and samples), or 0 with
+    `empty="zero"`."""
+    if empty not in ("error", "zero"): raise ValueError(f"empty must be 'error' or 'zero', got {empty!r}")
+    x = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float32)
+    check_series(x, min_steps=1, check_finite=False)
+    if np.isinf(x).any(): raise ValueError("x contains infinite values (missing values are NaN)")
+    observed = ~np.isnan(x)
+    if observed.all(): return x, observed
+    if empty == "error": check_observed(observed, names, sources)
+    t = x.shape[2]
+    steps = np.arange(t).reshape(1, 1, t, 1)
+    prev = np.maximum.accumulate(np.where(observed, steps, -1), axis=2)
+    nxt = np.flip(np.minimum.accumulate(np.flip(np.where(observed, steps, t), 2), axis=2), 2)
+    prev_c, next_c = np.clip(prev, 0, t - 1), np.clip(nxt, 0, t - 1)
+    before, after = (np.take_along_axis(x, i, axis=2) for i in (prev_c, next_c))
+    before = np.where(prev >= 0, before, after)          # before the first observation: the first observed value
+    after = np.where(nxt < t, after, before)             # after the last: the last observed value
+    span = np.maximum(nxt - prev, 1)
+    weight = np.where((prev >= 0) & (nxt < t), (steps - prev) / span, 0.0)
+    filled = np.where(observed, x, before + weight * (after - before)).astype(np.float32)
+    return np.nan_to_num(filled, nan=0.0), observed
+
+# %% ../nbs/02_data.ipynb #ef51bfa7
+MISSING_KINDS = ("values", "gaps", "both")
+
+def _rate_pair(rate) -> tuple[float, float]:
+    return (float(rate), float(rate)) if np.isscalar(rate) else tuple(float(r) for r in rate)
+
+def check_missing(rate, kind: str, gap_length: float):
+    "`ValueError` naming the problem of a missingness setting (see `missing_mask`)"
+    if kind not in MISSING_KINDS: raise ValueError(f"unknown missing_kind {kind!r}; choose one of {MISSING_KINDS}")
+    if not np.isscalar(rate) and len(rate) != 2:
+        raise ValueError(f"missing_rate must be a number or a (low, high) pair, got {rate!r}")
+    low, high = _rate_pair(rate)
+    if not 0 <= low <= high < 1: raise ValueError(f"missing_rate must lie in [0, 1) with low <= high, got {rate!r}")
+    if not gap_length >= 1: raise ValueError(f"gap_length must be >= 1 step, got {gap_length}")
+    if kind != "values" and high > gap_length / (gap_length + 1):
+        raise ValueError(f"gaps of mean length {gap_length} cannot cover more than {gap_length / (gap_length + 1):.3f} "
+                         f"of a series; got missing_rate {rate!r}")
+
+def missing_mask(shape: tuple[int, int, int], rate, kind: str = "values", gap_length: float = 5.0,
+                 rng: np.random.Generator | None = None) -> np.ndarray:
+    """Which readings `(B, N, T)` are observed (True)
+
+    `rate`: the expected missing fraction, or `(low, high)` to draw it per sample; `kind`: a key of `MISSING_KINDS`."""
+    check_missing(rate, kind, gap_length)
+    rng = np.random.default_rng() if rng is None else rng
+    b, n, t = shape
+    low, high = _rate_pair(rate)
+    r = rng.uniform(low, high, size=(b, 1)) if high > low else np.full((b, 1), low)
+    values = rng.random((b, n, t)) >= r[..., None]
+    use_gaps = np.full(b, kind == "gaps") if kind != "both" else rng.random(b) < 0.5
+    leave = 1.0 / gap_length
+    enter = r / (gap_length * np.maximum(1 - r, 1e-12))               # (B, 1)
+    missing = rng.random((b, n)) < r                                   # stationary start
+    draws = rng.random((b, n, t))
+    gaps = np.empty((b, n, t), dtype=bool)
+    for step in range(t):  # a chain in time, vectorised over samples and series
+        if step: missing = np.where(missing, draws[..., step] >= leave, draws[..., step] < enter)
+        gaps[..., step] = ~missing
+    return np.where(use_gaps[:, None, None], gaps, values)
 
 # %% ../nbs/02_data.ipynb #d075965e
 SPLITS = ("train", "valid", "test")
@@ -129,6 +210,9 @@ class DatasetConfig:
     steps_test: int = 99   # test sequences: infer on the first half, predict the second
     seed: int = 0
     noise_sigma: float = 0.0  # std of Gaussian noise added to the normalised features
+    missing_rate: float | tuple[float, float] = 0.0  # fraction of readings missing; (low, high): drawn per sample
+    missing_kind: str = "values"  # a key of `MISSING_KINDS` (see `missing_mask`)
+    gap_length: float = 5.0  # mean length of a gap, in steps
 
     def __post_init__(self):
         for name in ("n_train", "n_valid", "n_test"):
@@ -136,6 +220,8 @@ class DatasetConfig:
         for name in ("steps_train", "steps_test"):
             if getattr(self, name) < 3: raise ValueError(f"{name} must be at least 3, got {getattr(self, name)}")
         if self.noise_sigma < 0: raise ValueError(f"noise_sigma must be >= 0, got {self.noise_sigma}")
+        if isinstance(self.missing_rate, list): object.__setattr__(self, "missing_rate", tuple(self.missing_rate))
+        check_missing(self.missing_rate, self.missing_kind, self.gap_length)
 
     @classmethod
     def from_preset(cls, sim: SimConfig, preset: str | Preset = "ci", seed: int = 0,
@@ -155,6 +241,8 @@ class DatasetConfig:
         d = {"sim": sim, "n_train": self.n_train, "n_valid": self.n_valid, "n_test": self.n_test,
              "steps_train": self.steps_train, "steps_test": self.steps_test, "seed": self.seed,
              "noise_sigma": float(self.noise_sigma)}
+        if self.missing_rate != 0:  # complete datasets keep the keys (and cache folders) they always had
+            d.update(missing_rate=self.missing_rate, missing_kind=self.missing_kind, gap_length=float(self.gap_length))
         return json.loads(json.dumps(d))  # canonical JSON types (tuples -> lists)
 
     def key(self) -> str:
@@ -207,6 +295,11 @@ def build_dataset(cfg: DatasetConfig, verbose: bool = False) -> Path:
         if cfg.noise_sigma > 0:
             noise_rng = np.random.default_rng(_split_seed(cfg.seed, split, 1))
             arrays["x"] = add_observation_noise(arrays["x"], cfg.noise_sigma, noise_rng).astype(np.float32)
+        if cfg.missing_rate != 0:
+            missing_rng = np.random.default_rng(_split_seed(cfg.seed, split, 2))
+            observed = missing_mask(arrays["x"].shape[:3], cfg.missing_rate, cfg.missing_kind, cfg.gap_length,
+                                    missing_rng)
+            arrays["x"] = np.where(observed[..., None], arrays["x"], np.float32(np.nan))
         _save_npz(folder / f"{split}.npz", arrays)
     _save_json(folder / "normalizer.json", normalizer.to_dict())
     _save_json(folder / "config.json", {"config": cfg.to_dict(), "key": cfg.key()})  # last: marks the folder complete
@@ -292,6 +385,10 @@ class UserSeries:
     names: list[str]
     sources: list[str]
     feature_names: list[str] | None = None  # from CSV columns `<series>.<feature>`
+
+    def missing_per_series(self) -> dict[str, int]:
+        "Missing (NaN) values per series name, over all samples, steps and features."
+        return dict(zip(self.names, np.isnan(self.x).sum((0, 2, 3)).tolist()))
 
 # %% ../nbs/02_data.ipynb #0025b022
 def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
@@ -427,8 +524,9 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
             item_names, item_features, label = None, None, f"array {k}"
         else:
             raise ValueError(f"item {k}: unsupported type {type(item).__name__}; give arrays, DataFrames or file paths")
-        if not np.isfinite(a).all(): raise ValueError(f"{label} contains NaN or infinite values")
-        peak, limit = float(np.abs(a).max()), float(np.finfo(np.float32).max)
+        if np.isinf(a).any(): raise ValueError(f"{label} contains infinite values (write missing values as NaN)")
+        if np.isnan(a).all(): raise ValueError(f"{label} holds no observed value (all NaN)")
+        peak, limit = float(np.nanmax(np.abs(a))), float(np.finfo(np.float32).max)
         if peak > limit:  # finite here, infinite in the float32 acd computes in
             raise ValueError(f"{label} holds values up to {peak:.3g}, beyond the float32 range (±{limit:.3g}) acd "
                              "computes in: rescale the series (e.g. other units)")
@@ -449,7 +547,8 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
         arrays.append(a)
         sources += [label] if len(a) == 1 else [f"{label}[{s}]" for s in range(len(a))]
     x = np.concatenate(arrays).astype(np.float32)
-    check_series(x, "data", min_steps=min_steps)
+    check_series(x, "data", min_steps=min_steps, check_finite=False)
     names = [str(n) for n in (names or found_names or [f"x{i}" for i in range(x.shape[1])])]
     if len(names) != x.shape[1]: raise ValueError(f"{len(names)} names given for {x.shape[1]} series")
+    check_observed(~np.isnan(x), names, sources)
     return UserSeries(x, names, sources, found_features)

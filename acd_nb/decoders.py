@@ -18,11 +18,15 @@ from .data import Normalizer
 from .nn import PairLinear, receiver_major_index, sum_incoming
 
 # %% auto #0
-__all__ = ['check_decoder_inputs', 'MLPDecoder', 'granger_check', 'GRUDecoder', 'SpringsSimDecoder', 'KuramotoSimDecoder']
+__all__ = ['check_decoder_inputs', 'restart_rollout', 'MLPDecoder', 'granger_check', 'GRUDecoder', 'SpringsSimDecoder',
+           'KuramotoSimDecoder']
 
 # %% ../nbs/12_decoders.ipynb #f6df92f4
-def check_decoder_inputs(x: torch.Tensor, edges: torch.Tensor, prediction_steps: int, n_features: int | None = None):
-    "Check decoder inputs `x (B, N, T, D)`, `edges (B, N(N-1), K)`; `ValueError` if wrong"
+def check_decoder_inputs(x: torch.Tensor, edges: torch.Tensor, prediction_steps: int, n_features: int | None = None,
+                         observed: torch.Tensor | None = None):
+    "Check decoder inputs `x (B, N, T, D)`, `edges (B, N(N-1), K)`, `observed (B, N, T, D)`; `ValueError` if wrong"
+    if observed is not None and tuple(observed.shape) != tuple(x.shape):
+        raise ValueError(f"observed must have the shape of x {tuple(x.shape)}, got {tuple(observed.shape)}")
     if x.ndim != 4: raise ValueError(f"x must have shape (batch, nodes, time, features), got shape {tuple(x.shape)}")
     b, n, t, d = x.shape
     if t < 2: raise ValueError(f"x has {t} time steps; a decoder needs at least 2")
@@ -46,6 +50,26 @@ def _interleave(preds: list[torch.Tensor], n_steps: int) -> torch.Tensor:
     b, s, n, d = preds[0].shape
     out = torch.stack(preds, dim=2).reshape(b, s * len(preds), n, d)  # time index = restart * k + step
     return out[:, :n_steps - 1].transpose(1, 2)
+
+def restart_rollout(x: torch.Tensor, prediction_steps: int, step, observed: torch.Tensor | None = None) -> torch.Tensor:
+    """Predictions `(B, N, T-1, D)` of `x[:, :, 1:]`, restarting from the truth every `prediction_steps` steps
+
+    `step` maps states `(B, S, N, D)` one step ahead. With `observed (B, N, T, D)` a restart keeps its own
+    prediction wherever the truth is missing."""
+    k, t = prediction_steps, x.shape[2]
+    if observed is None:  # every restart point is known: all rollouts at once
+        state, preds = x[:, :, ::k].transpose(1, 2), []
+        for _ in range(k):
+            state = step(state)
+            preds.append(state)
+        return _interleave(preds, t)
+    state, preds = x[:, None, :, 0], []
+    for start in range(0, t - 1, k):
+        if start: state = torch.where(observed[:, None, :, start], x[:, None, :, start].to(state.dtype), state)
+        for _ in range(min(k, t - 1 - start)):
+            state = step(state)
+            preds.append(state[:, 0])
+    return torch.stack(preds, dim=2)
 
 # %% ../nbs/12_decoders.ipynb #c819d4de
 class MLPDecoder(nn.Module):
@@ -78,16 +102,12 @@ class MLPDecoder(nn.Module):
         h = self._drop(F.relu(self.out2(h)))
         return x + _linear_fp32(self.out3, h)
 
-    def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1) -> torch.Tensor:
-        check_decoder_inputs(x, edges, prediction_steps, self.n_features)
+    def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1,
+                observed: torch.Tensor | None = None) -> torch.Tensor:
+        check_decoder_inputs(x, edges, prediction_steps, self.n_features, observed)
         send, recv, order = receiver_major_index(x.shape[1], x.device)
-        state = x[:, :, ::prediction_steps].transpose(1, 2)  # (B, S, N, D): restart points
-        edges = edges[:, None, order]                         # (B, 1, E, K): same graph at every time
-        preds = []
-        for _ in range(prediction_steps):
-            state = self.step(state, edges, send, recv)
-            preds.append(state)
-        return _interleave(preds, x.shape[2])
+        edges = edges[:, None, order]  # (B, 1, E, K): same graph at every time
+        return restart_rollout(x, prediction_steps, lambda state: self.step(state, edges, send, recv), observed)
 
 # %% ../nbs/12_decoders.ipynb #6b932838
 def granger_check(decoder: nn.Module, x: torch.Tensor, edges: torch.Tensor, cause: int, effect: int,
@@ -142,8 +162,9 @@ class GRUDecoder(nn.Module):
         h = self._drop(F.relu(self.out2(h)))
         return x + _linear_fp32(self.out3, h), state
 
-    def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1) -> torch.Tensor:
-        check_decoder_inputs(x, edges, prediction_steps, self.n_features)
+    def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1,
+                observed: torch.Tensor | None = None) -> torch.Tensor:
+        check_decoder_inputs(x, edges, prediction_steps, self.n_features, observed)
         b, n, t, _ = x.shape
         send, recv, order = receiver_major_index(n, x.device)
         edges = edges[:, order]
@@ -151,7 +172,9 @@ class GRUDecoder(nn.Module):
         preds = []
         for step in range(t - 1):
             truth = step < t - prediction_steps if self.burn_in else step % prediction_steps == 0
-            mu, state = self.step(x[:, :, step] if truth or not preds else preds[-1], state, edges, send, recv)
+            inp = x[:, :, step] if truth or not preds else preds[-1]
+            if truth and preds and observed is not None: inp = torch.where(observed[:, :, step], inp, preds[-1])
+            mu, state = self.step(inp, state, edges, send, recv)
             preds.append(mu)
         return torch.stack(preds, dim=2)
 
@@ -164,20 +187,17 @@ class _SimDecoder(nn.Module):
         super().__init__()
         self.normalizer = None if normalizer is None else Normalizer.from_dict(normalizer)
 
-    def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1, **params) -> torch.Tensor:
-        check_decoder_inputs(x, edges, prediction_steps, 4)
+    def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1,
+                observed: torch.Tensor | None = None, **params) -> torch.Tensor:
+        check_decoder_inputs(x, edges, prediction_steps, 4, observed)
         if edges.shape[-1] != 2: raise ValueError(f"simulation decoders need 2 edge types, got {edges.shape[-1]}")
         dtype = x.dtype if x.dtype == torch.float64 else torch.float32
         with torch.autocast(x.device.type, enabled=False):
             x = x.to(dtype)
             phys = x if self.normalizer is None else self.normalizer.inverse_transform(x)
             weights = edges_to_matrix(edges[..., 1].to(dtype))[:, None]  # (B, 1, N, N): [b, 0, i, j] = weight of i -> j
-            state = phys[:, :, ::prediction_steps].transpose(1, 2)      # (B, S, N, 4) restart points
-            preds = []
-            for _ in range(prediction_steps):
-                state = self.advance(state, weights, **params)
-                preds.append(state)
-            out = _interleave(preds, x.shape[2])
+            out = restart_rollout(phys, prediction_steps, lambda state: self.advance(state, weights, **params),
+                                  observed)
             return out if self.normalizer is None else self.normalizer.transform(out)
 
 # %% ../nbs/12_decoders.ipynb #036c1f54

@@ -16,10 +16,12 @@ import torch
 from tqdm.auto import tqdm
 
 from .core import check_series, get_preset, seed_everything
+from .data import fill_missing
 from .metrics import edge_accuracy, edge_auroc, mse_per_horizon, summarise
 
 # %% auto #0
-__all__ = ['METHODS', 'frozen', 'tta', 'infer_logits', 'infer', 'predict_future', 'evaluate']
+__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'encode_windows', 'split_observed', 'infer_logits', 'infer',
+           'predict_future', 'evaluate']
 
 # %% ../nbs/15_infer.ipynb #1e709de0
 @contextmanager
@@ -40,14 +42,21 @@ def frozen(model, train_decoder: bool = False):
 # %% ../nbs/15_infer.ipynb #daa1f609
 def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: int = 1000, lr: float = 0.1,
         shared: bool = False, train_decoder: bool = False, seed: int = 0, progress: bool = True,
-        batch_size: int | None = None, window: int | None = None, losses: list | None = None) -> torch.Tensor:
+        batch_size: int | None = None, window: int | None = None, losses: list | None = None,
+        observed: torch.Tensor | None = None) -> torch.Tensor:
     """Fit edge-type logits `(B, N(N-1), K)` to `x (B, N, T, D)` through the frozen decoder
 
     `(1, N(N-1), K)` with `shared`.
     `init_logits=None` starts from a unit Gaussian (TTA); pass the encoder's logits for Enc+TTA.
     With `shared`, each step may use `batch_size` random samples and a random crop of `window` time steps.
-    A `losses` list gets each step's loss appended (one device sync per step, so only when asked)."""
+    A `losses` list gets each step's loss appended (one device sync per step, so only when asked).
+    With `observed (B, N, T, D)` (`x` then holds filled values) only observed values enter the loss."""
     check_series(x)
+    if observed is not None:
+        if not getattr(model, "supports_missing", False):
+            raise ValueError(f"{type(model).__name__} does not take missing values")
+        if tuple(observed.shape) != tuple(x.shape):
+            raise ValueError(f"observed must have the shape of x {tuple(x.shape)}, got {tuple(observed.shape)}")
     if steps < 0: raise ValueError(f"steps must be >= 0, got {steps}")
     if (batch_size is not None or window is not None) and not shared:
         raise ValueError("batch_size and window need shared=True: per-sample logits must see their own sample every "
@@ -69,14 +78,17 @@ def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: 
         params = [logits] + ([p for p in model.decoder.parameters() if p.requires_grad] if train_decoder else [])
         opt = torch.optim.Adam(params, lr=lr)
         for _ in tqdm(range(steps), desc="TTA", disable=not progress, leave=False):
-            batch = x
+            batch, mask = x, observed
             if batch_size < x.shape[0]:
-                batch = batch[torch.randperm(x.shape[0], generator=gen)[:batch_size].to(x.device)]
+                pick = torch.randperm(x.shape[0], generator=gen)[:batch_size].to(x.device)
+                batch, mask = batch[pick], None if mask is None else mask[pick]
             if window < x.shape[2]:
                 start = int(torch.randint(x.shape[2] - window + 1, (1,), generator=gen))
                 batch = batch[:, :, start:start + window]
+                mask = None if mask is None else mask[:, :, start:start + window]
             opt.zero_grad(set_to_none=True)
-            loss = model.loss(batch, logits=logits.expand(batch.shape[0], -1, -1), hard=False)["loss"]
+            masked = {} if mask is None else {"observed": mask}
+            loss = model.loss(batch, logits=logits.expand(batch.shape[0], -1, -1), hard=False, **masked)["loss"]
             loss.backward()
             opt.step()
             if losses is not None: losses.append(float(loss.detach()))
@@ -85,23 +97,62 @@ def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: 
 # %% ../nbs/15_infer.ipynb #a31e5ff3
 METHODS = ("enc", "tta", "enc+tta")
 
+def encoder_window(model) -> int | None:
+    "Time steps the model's encoder reads at once: `n_steps` for the MLP encoder, None where it reads any length."
+    return model.cfg.n_steps if model.cfg.encoder == "mlp" else None
+
+@torch.no_grad()
+def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
+                   stride: int | None = None) -> torch.Tensor:
+    """Encoder logits `(B, N(N-1), K)` of `x (B, N, T, D)`, in windows where the encoder has a fixed length
+
+    The windows' edge-type probabilities are averaged (see above); `observed (B, N, T, D)` is cut alike."""
+    window, t = encoder_window(model), x.shape[2]
+    masked = lambda m: {} if m is None else {"observed": m}
+    with frozen(model):
+        if window is None or t == window: return model.encode(x, **masked(observed)).float()
+        if t < window:
+            raise ValueError(f"the recording has {t} time steps but this model's encoder reads {window} at once: "
+                             f"give at least {window} steps")
+        stride = max(window // 2, 1) if stride is None else stride
+        if stride < 1: raise ValueError(f"stride must be >= 1, got {stride}")
+        starts = list(range(0, t - window + 1, stride))
+        if starts[-1] != t - window: starts.append(t - window)
+        def stack(a): return torch.cat([a[:, :, s:s + window] for s in starts])  # (windows * B, N, window, D)
+        logits = model.encode(stack(x), **masked(None if observed is None else stack(observed))).float()
+        probs = logits.softmax(-1).unflatten(0, (len(starts), x.shape[0])).mean(0)
+        return probs.clamp_min(torch.finfo(probs.dtype).tiny).log()
+
+def split_observed(x, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Series `(B, N, T, D)` that may hold NaN -> filled float tensor and mask (None when nothing is missing)
+
+    See `acd_nb.data.fill_missing`; infinite values and series with no observed value are errors."""
+    x = torch.as_tensor(x, dtype=torch.float32)
+    check_series(x, check_finite=False)
+    if torch.isinf(x).any(): raise ValueError("x contains infinite values (missing values are NaN)")
+    if not torch.isnan(x).any(): return x.to(device), None
+    filled, observed = fill_missing(x.cpu())
+    return torch.from_numpy(filled).to(device), torch.from_numpy(observed).to(device)
+
 def infer_logits(model, x, method: str = "enc", steps: int | None = None, lr: float | None = None,
-                 batch_size: int = 512, seed: int = 0, progress: bool = True) -> torch.Tensor:
+                 batch_size: int = 512, seed: int = 0, progress: bool = True, stride: int | None = None) -> torch.Tensor:
     """Edge-type logits `(B, N(N-1), K)` of series `x (B, N, T, D)` by `method`
 
-    `method` is `'enc'`, `'tta'` or `'enc+tta'`."""
+    `method` is `'enc'`, `'tta'` or `'enc+tta'`. `x` may hold NaN (missing values) and be longer than the
+    encoder's window (read `stride` steps apart, see `encode_windows`)."""
     if method not in METHODS: raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     device = next(model.parameters()).device
-    x = torch.as_tensor(x, dtype=torch.float32, device=device)
-    check_series(x)
+    x, observed = split_observed(x, device)
+    if observed is not None and not getattr(model, "supports_missing", False):
+        raise ValueError(f"x has missing values (NaN) but {type(model).__name__} does not take them")
     steps = get_preset("paper").tta_steps if steps is None else steps
     lr = get_preset("paper").tta_lr if lr is None else lr
     out = []
-    for chunk in x.split(batch_size):
-        init = None
-        if method != "tta":
-            with frozen(model), torch.no_grad(): init = model.encode(chunk).float()
-        out.append(init if method == "enc" else tta(model, chunk, init, steps, lr, seed=seed, progress=progress))
+    masks = [None] * len(x) if observed is None else observed.split(batch_size)
+    for chunk, mask in zip(x.split(batch_size), masks):
+        init = None if method == "tta" else encode_windows(model, chunk, mask, stride)
+        out.append(init if method == "enc" else tta(model, chunk, init, steps, lr, seed=seed, progress=progress,
+                                                    observed=mask))
     return torch.cat(out)
 
 def infer(model, x, method: str = "enc", **kwargs) -> torch.Tensor:
@@ -113,11 +164,12 @@ def infer(model, x, method: str = "enc", **kwargs) -> torch.Tensor:
 # %% ../nbs/15_infer.ipynb #652f6699
 @torch.no_grad()
 def predict_future(model, x_obs: torch.Tensor, logits: torch.Tensor, horizon: int, teacher_every: int | None = None,
-                   x_future: torch.Tensor | None = None) -> torch.Tensor:
+                   x_future: torch.Tensor | None = None, observed: torch.Tensor | None = None) -> torch.Tensor:
     """Predictions `(B, N, horizon, D)` after `x_obs (B, N, T, D)` under the argmax graph
 
     The graph is the argmax of `logits`. Free-running by default; with `teacher_every=k` and the true
-    `x_future`, re-fed with the truth every k steps."""
+    `x_future`, re-fed with the truth every k steps (where `observed (B, N, 1 + horizon, D)`, masking the last
+    observed step and the future, says it was recorded)."""
     edges = torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).float()
     if teacher_every is None:
         seq = x_obs[:, :, -1:].expand(-1, -1, horizon + 1, -1)  # only the first step is read
@@ -125,7 +177,8 @@ def predict_future(model, x_obs: torch.Tensor, logits: torch.Tensor, horizon: in
     else:
         seq = torch.cat([x_obs[:, :, -1:], x_future[:, :, :horizon]], 2)
         steps = teacher_every
-    with frozen(model): return model.decode(seq, edges, prediction_steps=steps).float()
+    masked = {} if observed is None or teacher_every is None else {"observed": observed}
+    with frozen(model): return model.decode(seq, edges, prediction_steps=steps, **masked).float()
 
 # %% ../nbs/15_infer.ipynb #48f5c727
 def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return_outputs: bool = False, **kwargs):
@@ -137,11 +190,12 @@ def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return
     `pred (B, N, T - infer_steps, D)` (None without a future) and the per-sample AUROCs `(B,)`."""
     device = next(model.parameters()).device
     x = torch.as_tensor(x, dtype=torch.float32, device=device)
-    check_series(x)
+    check_series(x, check_finite=False)
     if x.shape[2] < infer_steps:
         raise ValueError(f"test series have {x.shape[2]} steps; the graph is inferred from {infer_steps}")
-    x_obs = x[:, :, :infer_steps]
-    logits = infer_logits(model, x_obs, method, **kwargs)
+    logits = infer_logits(model, x[:, :, :infer_steps], method, **kwargs)
+    # missing values: the past and the future are filled apart, so no prediction starts from a value it is scored on
+    x_obs, seen_obs = split_observed(x[:, :, :infer_steps], device)
     probs = model.edge_probs(logits).cpu().numpy()
     edges = np.asarray(edges)
     per_sample = edge_auroc(probs, edges, per_sample=True)
@@ -153,14 +207,20 @@ def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return
            "accuracy_per_sample": summarise(correct.mean(1))}
     horizon, pred = x.shape[2] - infer_steps, None
     if horizon > 0:
-        x_future = x[:, :, infer_steps:]
+        truth = x[:, :, infer_steps:]  # NaN where missing: those steps are not scored
+        future, seen_future = split_observed(truth, device)
+        seen = None if seen_obs is None and seen_future is None else torch.cat(
+            [torch.ones_like(x_obs[:, :, -1:], dtype=torch.bool) if seen_obs is None else seen_obs[:, :, -1:],
+             torch.ones_like(future, dtype=torch.bool) if seen_future is None else seen_future], 2)
         free = predict_future(model, x_obs, logits, horizon)
-        teacher = predict_future(model, x_obs, logits, horizon, teacher_every=10, x_future=x_future)
-        res["mse_free"] = mse_per_horizon(free.cpu(), x_future.cpu()).tolist()
-        res["mse_teacher_10"] = float(((teacher - x_future) ** 2).mean())
-        err = ((free - x_future) ** 2).mean((1, 3)).cpu().numpy()  # (samples, horizon)
-        res["mse_per_sample"] = {"step_1": summarise(err[:, 0]), "step_10": summarise(err[:, min(9, horizon - 1)]),
-                                 "all_steps": summarise(err.mean(1)),
-                                 "teacher_10": summarise(((teacher - x_future) ** 2).mean((1, 2, 3)).cpu().numpy())}
+        teacher = predict_future(model, x_obs, logits, horizon, teacher_every=10, x_future=future, observed=seen)
+        mean, np_mean = (torch.nanmean, np.nanmean) if seen is not None else (torch.mean, np.mean)
+        res["mse_free"] = mse_per_horizon(free.cpu(), truth.cpu()).tolist()
+        res["mse_teacher_10"] = float(mean((teacher - truth) ** 2))
+        err = mean((free - truth) ** 2, (1, 3)).cpu().numpy()  # (samples, horizon)
+        def per_sample(v): return summarise(v[~np.isnan(v)])  # a sample whose every target at a step is missing
+        res["mse_per_sample"] = {"step_1": per_sample(err[:, 0]), "step_10": per_sample(err[:, min(9, horizon - 1)]),
+                                 "all_steps": per_sample(np_mean(err, 1)),
+                                 "teacher_10": per_sample(mean((teacher - truth) ** 2, (1, 2, 3)).cpu().numpy())}
         pred = free.cpu().numpy()
     return (res, {"probs": probs, "pred": pred, "auroc_per_sample": per_sample}) if return_outputs else res

@@ -128,6 +128,7 @@ class LatentTemperatureACD(ACD):
 
     head -> U(4a(m1-w1), 4a(m1+w1)); the sample goes to the encoder (detached) and the springs decoder."""
     config_cls = LatentTemperatureConfig
+    supports_missing = False  # its own `loss`, without an observation mask
 
     def __init__(self, cfg: LatentTemperatureConfig | None = None, **kwargs):
         super().__init__(cfg, **kwargs)

@@ -79,6 +79,7 @@ class UnobservedACD(ACD):
 
     See `UnobservedConfig.hidden_model`."""
     config_cls = UnobservedConfig
+    supports_missing = False  # its own `loss`, without an observation mask
 
     def __init__(self, cfg: UnobservedConfig | None = None, **kwargs):
         super().__init__(cfg, **kwargs)

@@ -88,6 +88,7 @@ class ACDConfig:
     dtype: str = "fp32"  # or "bf16" autocast
     gru_burn_in: bool = False  # input scheme of the GRU decoder
     sim: dict | None = None  # keyword arguments of a simulation decoder
+    mask_input: bool = False  # the encoder reads which values were observed beside the (filled) values
 
     def __post_init__(self):
         if self.prior is not None: self.prior = tuple(float(p) for p in self.prior)
@@ -118,6 +119,7 @@ class ACDConfig:
     def to_dict(self) -> dict:
         d = asdict(self)
         if d["prior"] is not None: d["prior"] = list(d["prior"])
+        if not d["mask_input"]: del d["mask_input"]  # configs (and checkpoints) of models without it stay as they were
         return d
 
     @classmethod
@@ -130,7 +132,7 @@ class ACDConfig:
 def build_encoder(cfg: ACDConfig, n_features: int | None = None) -> nn.Module:
     "Encoder named by `cfg.encoder`, reading `n_features` per step (default: the config's)"
     kw = dict(hidden=cfg.hidden, n_edge_types=cfg.n_edge_types, batch_norm=cfg.batch_norm, dropout=cfg.dropout)
-    n_features = cfg.n_features if n_features is None else n_features
+    n_features = cfg.n_features * (2 if cfg.mask_input else 1) if n_features is None else n_features
     return ENCODERS[cfg.encoder](cfg, n_features, **kw)
 
 def build_decoder(cfg: ACDConfig) -> nn.Module:
@@ -159,6 +161,7 @@ def model_generator() -> torch.Generator | None:
 class ACD(nn.Module):
     "Amortized causal discovery: encoder $q_\\phi(z|x)$, decoder $p_\\theta(x^{t+1}|x^t, z)$, ELBO"
     config_cls = ACDConfig  # a variant sets its own config class; construction and `from_config` check against it
+    supports_missing = True  # whether `loss` takes an observation mask (see `acd_nb.data.fill_missing`)
 
     def __init__(self, cfg: ACDConfig | None = None, **kwargs):
         super().__init__()
@@ -167,6 +170,8 @@ class ACD(nn.Module):
         elif kwargs: raise ValueError(f"pass either a config ({name}) or keyword arguments, not both")
         if not isinstance(cfg, self.config_cls):
             raise ValueError(f"cfg must be an instance of {name}, got {type(cfg).__name__}")
+        if cfg.mask_input and not self.supports_missing:
+            raise ValueError(f"{type(self).__name__} does not take missing values: mask_input must be False")
         self.cfg = cfg
         self.encoder, self.decoder = build_encoder(cfg), build_decoder(cfg)
         log_prior = torch.full((cfg.n_edge_types,), -math.log(cfg.n_edge_types)) if cfg.prior is None \
@@ -194,9 +199,14 @@ class ACD(nn.Module):
             raise ValueError(f"x has {x.shape[-1]} features per series but {self.cfg.n_features} were expected")
         return x
 
-    def encode(self, x: torch.Tensor) -> torch.Tensor:
-        "Series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)`."
+    def encode(self, x: torch.Tensor, observed: torch.Tensor | None = None) -> torch.Tensor:
+        """Series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)`
+
+        With `cfg.mask_input` the encoder also reads `observed (B, N, T, D)` (None: all observed)."""
         self.check_input(x)
+        if self.cfg.mask_input:
+            mask = torch.ones_like(x) if observed is None else observed.to(x.dtype)
+            x = torch.cat([x, mask], dim=-1)
         with self.autocast(x.device.type):
             return self.encoder(x)
 
@@ -215,19 +225,21 @@ class ACD(nn.Module):
         return one_hot - soft.detach() + soft
 
     def decode(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int | None = None,
-               **decoder_kwargs) -> torch.Tensor:
+               observed: torch.Tensor | None = None, **decoder_kwargs) -> torch.Tensor:
         """Series `(B, N, T, D)`, edges `(B, N(N-1), K)` -> prediction `(B, N, T-1, D)`
 
-        The prediction is of `x[:, :, 1:]`."""
+        The prediction is of `x[:, :, 1:]`; restarts skip the truth where `observed (B, N, T, D)` is False."""
         steps = self.cfg.prediction_steps if prediction_steps is None else prediction_steps
         with self.autocast(x.device.type):
-            return self.decoder(x, edges, steps, **decoder_kwargs)
+            return self.decoder(x, edges, steps, observed=None if observed is None else observed.bool(), **decoder_kwargs)
 
-    def nll(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def nll(self, pred: torch.Tensor, target: torch.Tensor, observed: torch.Tensor | None = None) -> torch.Tensor:
         """Gaussian NLL with fixed variance, averaged over samples and nodes
 
-        Summed over time and features."""
-        return ((pred.float() - target) ** 2).sum() / (2 * self.cfg.out_var * target.shape[0] * target.shape[1])
+        Summed over time and features; only over the `observed` targets when given."""
+        err = (pred.float() - target) ** 2
+        if observed is not None: err = err * observed
+        return err.sum() / (2 * self.cfg.out_var * target.shape[0] * target.shape[1])
 
     def kl(self, logits: torch.Tensor, n_nodes: int) -> torch.Tensor:
         "KL(q(z|x) || p(z)) summed over edges and types, averaged over samples and nodes."
@@ -235,15 +247,17 @@ class ACD(nn.Module):
         return (log_q.exp() * (log_q - self.log_prior)).sum() / (logits.shape[0] * n_nodes)
 
     def loss(self, x: torch.Tensor, logits: torch.Tensor | None = None, hard: bool | None = None,
-             prediction_steps: int | None = None, **decoder_kwargs) -> dict:
+             prediction_steps: int | None = None, observed: torch.Tensor | None = None, **decoder_kwargs) -> dict:
         """Negative ELBO on `x (B, N, T, D)`: dict(loss, nll, kl, logits, edges, pred)
 
-        Given `logits`, the encoder is skipped."""
+        Given `logits`, the encoder is skipped. With `observed (B, N, T, D)`, `x` holds filled values
+        (`acd_nb.data.fill_missing`) and only observed targets count."""
         self.check_input(x)
-        if logits is None: logits = self.encode(x)
+        if logits is None: logits = self.encode(x, observed)
         edges = self.sample_edges(logits, hard=not self.training if hard is None else hard)
-        pred = self.decode(x, edges, prediction_steps, **decoder_kwargs)
-        nll, kl = self.nll(pred, x[:, :, 1:]), self.kl(logits, x.shape[1])
+        pred = self.decode(x, edges, prediction_steps, observed=observed, **decoder_kwargs)
+        target_observed = None if observed is None else observed[:, :, 1:]
+        nll, kl = self.nll(pred, x[:, :, 1:], target_observed), self.kl(logits, x.shape[1])
         return dict(loss=nll + kl, nll=nll, kl=kl, logits=logits, edges=edges, pred=pred)
 
     def edge_probs(self, logits: torch.Tensor) -> torch.Tensor:

@@ -17,7 +17,7 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,16 +28,16 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
-from .data import DatasetConfig, epoch_batches, feature_stats, load_dataset
+from .data import DatasetConfig, epoch_batches, feature_stats, fill_missing, load_dataset
 from .metrics import edge_auroc
 from .model import ACD, ACDConfig, random_source
 from .sims import SimConfig
 
 # %% auto #0
 __all__ = ['PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors',
-           'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss', 'compile_encoder', 'distributed_env',
-           'epochs_without_gain', 'fit', 'write_or_check_run', 'discard_unstarted_run', 'train_dataset',
-           'train_simulated']
+           'with_observation_mask', 'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss',
+           'compile_encoder', 'distributed_env', 'epochs_without_gain', 'fit', 'write_or_check_run',
+           'discard_unstarted_run', 'train_dataset', 'train_simulated']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 @dataclass
@@ -101,10 +101,30 @@ def extra_tensors(data, names, n_samples: int, device=None) -> dict[str, torch.T
         raise ValueError(f"the model needs {list(names)} besides x: pass the data as a dict holding them")
     missing = [k for k in names if k not in data]
     if missing: raise ValueError(f"the model needs {missing} but the data holds only {sorted(data)}")
-    out = {k: torch.as_tensor(data[k], dtype=torch.float32, device=device) for k in names}
+    def tensor(a):  # masks stay boolean
+        a = torch.as_tensor(a, device=device)
+        return a if a.dtype == torch.bool else a.to(torch.float32)
+    out = {k: tensor(data[k]) for k in names}
     wrong = {k: len(v) for k, v in out.items() if len(v) != n_samples}
     if wrong: raise ValueError(f"{wrong} rows where x has {n_samples} samples")
     return out
+
+# %% ../nbs/14_train.ipynb #937250e2
+def with_observation_mask(data, model=None):
+    """`data` unchanged when complete, else a dict with the filled `x`, `observed (B, N, T, D)` and its other arrays
+
+    `data` as `as_tensors` takes it; `model` (if given) must support missing values."""
+    if data is None: return None
+    if isinstance(data, dict): arrays = dict(data)
+    elif isinstance(data, (tuple, list)): arrays = {"x": data[0], **({"edges": data[1]} if len(data) > 1 else {})}
+    else: arrays = {"x": data.x, **({"edges": data.edges} if getattr(data, "edges", None) is not None else {})}
+    x = arrays["x"]
+    missing = bool(torch.isnan(x).any()) if isinstance(x, torch.Tensor) else bool(np.isnan(np.asarray(x)).any())
+    if not missing: return data
+    if model is not None and not getattr(model, "supports_missing", False):
+        raise ValueError(f"the data has missing values (NaN) but {type(model).__name__} does not take them")
+    arrays["x"], arrays["observed"] = fill_missing(x, empty="zero")
+    return arrays
 
 # %% ../nbs/14_train.ipynb #582e63d7
 def save_checkpoint(path, model, **state) -> Path:
@@ -227,11 +247,14 @@ class _Run:
         self.device = _start_distributed(device) if self.world > 1 else device
         self.main_process = self.rank == 0
         model.to(self.device)
-        names = tuple(getattr(model, "extra_inputs", ()))
+        train, valid = with_observation_mask(train, model), with_observation_mask(valid, model)
+        def names(data):  # the model's extra inputs, and the mask of data with gaps
+            masked = isinstance(data, dict) and "observed" in data
+            return tuple(getattr(model, "extra_inputs", ())) + (("observed",) if masked else ())
         self.x, _ = as_tensors(train, self.device)
-        self.extras = extra_tensors(train, names, len(self.x), self.device)
+        self.extras = extra_tensors(train, names(train), len(self.x), self.device)
         self.vx, self.vedges = as_tensors(valid, self.device) if valid is not None else (None, None)
-        self.vextras = extra_tensors(valid, names, len(self.vx), self.device) if valid is not None else {}
+        self.vextras = extra_tensors(valid, names(valid), len(self.vx), self.device) if valid is not None else {}
         if self.world > 1 and len(self.x) < self.world:
             raise ValueError(f"{len(self.x)} training samples cannot be shared by {self.world} processes")
         self.opt = _adam(model, cfg.lr, self.device)
@@ -368,7 +391,6 @@ class _Run:
         "Whether this run trains no further: all epochs done, out of time, or out of patience."
         return (self.stopped == "time" or self.out_of_time() or self.next_epoch >= self.cfg.epochs
                 or self.patience_spent())
-
 
 # %% ../nbs/14_train.ipynb #b7e4d2c9
 class _StepGraph:
@@ -682,18 +704,20 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int | 
 
 def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, seed: int | list[int] = 0,
                     noise: float | list[float] = 0.0, sim: dict | None = None, model: dict | None = None,
-                    train: dict | None = None, threads: int | None = None, init=None) -> dict | list[dict]:
+                    train: dict | None = None, threads: int | None = None, init=None,
+                    missing: dict | list[dict | None] | None = None) -> dict | list[dict]:
     """Train ACD on the `preset`'s simulated `system` dataset with `train_dataset`
 
     The dataset is built or found in the cache.
-    `sim` overrides fields of `SimConfig`; see `train_dataset` for the rest. A list of seeds trains an ensemble, each
-    model on the dataset of its seed (and of its `noise`, which may be a list too)."""
+    `sim` overrides fields of `SimConfig`; `missing` sets `DatasetConfig`'s `missing_rate`, `missing_kind` and
+    `gap_length` (readings dropped from every split); see `train_dataset` for the rest. A list of seeds trains an
+    ensemble, each model on the dataset of its seed (and of its `noise` and `missing`, which may be lists too)."""
     p = get_preset(preset, system) if isinstance(preset, str) else preset
     ensemble = isinstance(seed, list)
     seeds = seed if ensemble else [seed]
-    (noises,) = _per_member(ensemble, len(seeds), noise=noise)
-    data_cfgs = [DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=s, noise_sigma=n)
-                 for s, n in zip(seeds, noises)]
+    noises, missings = _per_member(ensemble, len(seeds), noise=noise, missing=missing)
+    data_cfgs = [replace(DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=s, noise_sigma=n),
+                         **(m or {})) for s, n, m in zip(seeds, noises, missings)]
     rank, world = distributed_env()
     if world > 1:  # rank 0 simulates (or finds) the dataset while the others wait, then they read it
         _start_distributed(get_device({**(train or {})}.get("device", "auto")))
@@ -701,4 +725,3 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
         dist.barrier()
     datas = [load_dataset(c) for c in data_cfgs]
     return train_dataset(datas if ensemble else datas[0], p, out_dir, seed, model, train, threads, init=init)
-
