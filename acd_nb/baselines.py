@@ -556,22 +556,34 @@ def _window_blocks(n_steps: int, window: int, block: int | None = None) -> tuple
     return first, (n_steps - 1 - window - first).clamp(max=window)      # the window must end inside the series
 
 def _fit_adam_fixed_prox(smooth_fn, params: list[torch.Tensor], lam: torch.Tensor, lr: float, n_iter: int,
-                         extra_prox=None, decay: float = 0.99, decay_every: int = 4) -> int:
-    """The eSRU authors' update, every (λ, effect) network at once; returns `n_iter`
+                         extra_prox=None, decay: float = 0.99, decay_every: int = 4, stop_tol: float = 1e-5,
+                         stop_after: int = 10) -> torch.Tensor:
+    """The eSRU authors' update, every (λ, effect) network at once; returns the iterations each ran `(lambdas, effects)`
 
     A per-coordinate Adam step, then the group soft-threshold of `params[0]` at `lr λ` and `extra_prox(params, lr)`:
-    the thresholds stay at the initial `lr` while Adam's rate is multiplied by `decay` every `decay_every` iterations."""
+    the thresholds stay at the initial `lr` while Adam's rate is multiplied by `decay` every `decay_every` iterations.
+    A network stops, its weights kept, after `stop_after` iterations in a row that change them by less than
+    `stop_tol` (sum of squares over all its weights); training ends when every network has stopped."""
     opt = torch.optim.Adam(params, lr=lr)
     schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=decay_every, gamma=decay)
+    calm = torch.zeros(params[0].shape[:2], dtype=torch.long)          # iterations in a row below stop_tol
+    ran = torch.zeros_like(calm)
     for _ in range(n_iter):
+        running = calm < stop_after
+        if not running.any(): break
+        before = [p.detach().clone() for p in params]
         opt.zero_grad()
         smooth_fn(params).sum().backward()
         opt.step()
         with torch.no_grad():
             _group_soft_threshold_(params[0], lr * lam[:, None, None])
             if extra_prox is not None: extra_prox(params, lr)
+            for p, b in zip(params, before): p.copy_(torch.where(_per_network(running, p), p, b))
+            moved = sum((p - b).pow(2).flatten(2).sum(-1) for p, b in zip(params, before))
+            calm = torch.where(moved < stop_tol, calm + 1, 0)
+        ran += running
         schedule.step()
-    return n_iter
+    return ran
 
 # %% ../nbs/30_baselines.ipynb #22246a1a
 class ESRU(LambdaPathBaseline):
@@ -616,8 +628,10 @@ class ESRU(LambdaPathBaseline):
             p.update(w_r2=_uniform(gen, 1, n_nodes, q, q, fan_in=q), b_r2=_uniform(gen, 1, n_nodes, q, fan_in=q))
         return {k: v.detach().expand(n_lam, *v.shape[1:]).clone().requires_grad_() for k, v in p.items()}
 
-    def _losses(self, p: dict, sketch: torch.Tensor, windows: torch.Tensor) -> torch.Tensor:
-        "Mean squared one-step error `(lambdas, effects)` over `windows` `(W, w + 1, causes, D)`"
+    def _losses(self, p: dict, sketch: torch.Tensor, windows: torch.Tensor, through_time: bool = True) -> torch.Tensor:
+        """Mean squared one-step error `(lambdas, effects)` over `windows` `(W, w + 1, causes, D)`
+
+        `through_time=False`: the gradient of each step's error stops at the previous state `u_{t-1}` (the authors')."""
         n_win, n_in = windows.shape[0], windows.shape[1] - 1
         d, a = self.hidden, len(self.alphas)
         drive = torch.einsum("wtsf,kjhsf->wkjth", windows[:, :-1], p["w_in"]) + p["b_in"][None, :, :, None]
@@ -626,15 +640,27 @@ class ESRU(LambdaPathBaseline):
             # linear, so one matrix per network
             m1 = torch.einsum("kjrs,jsu->kjur", p["w_r1"], sketch)
             alpha = torch.tensor(self.alphas).repeat_interleave(d)                    # u is scale-major: (scale, stat)
+
+            def step(u_prev, drive_t):
+                "u_t from u_{t-1} `(W, K, N, [w,] a*d)` and the input drive `(W, K, N, [w,] d)`"
+                per_step = (slice(None), slice(None)) + (None,) * (u_prev.ndim - 4)   # weights against a time axis
+                r = F.elu((u_prev.unsqueeze(-2) @ m1[per_step]).squeeze(-2) + p["b_r1"][per_step])
+                if self.feedback_layers == 2:
+                    r = F.elu((r.unsqueeze(-2) @ p["w_r2"][per_step]).squeeze(-2) + p["b_r2"][per_step])
+                phi = F.elu(drive_t + (r.unsqueeze(-2) @ p["w_fb"][per_step]).squeeze(-2))
+                return alpha * u_prev + (1 - alpha) * phi.tile((a,))
+
             u = drive.new_zeros(n_win, *drive.shape[1:3], a * d)
             stats = []
-            for t in range(n_in):     # the feedback makes u_t a nonlinear function of u_{t-1}: one step at a time
-                r = F.elu((u.unsqueeze(-2) @ m1).squeeze(-2) + p["b_r1"])
-                if self.feedback_layers == 2: r = F.elu((r.unsqueeze(-2) @ p["w_r2"]).squeeze(-2) + p["b_r2"])
-                phi = F.elu(drive[..., t, :] + (r.unsqueeze(-2) @ p["w_fb"]).squeeze(-2))
-                u = alpha * u + (1 - alpha) * phi.repeat(1, 1, 1, a)
-                stats.append(u)
-            u = torch.stack(stats, 3)                                                  # (W, K, N, w, a*d)
+            # the feedback makes u_t a nonlinear function of u_{t-1}: one step at a time; without the gradient through
+            # time the states are constants, so the loop runs without autograd and every step's graph is built at once
+            with torch.set_grad_enabled(through_time and torch.is_grad_enabled()):
+                for t in range(n_in):
+                    stats.append(u)
+                    u = step(u, drive[..., t, :])
+            stats.append(u)
+            if through_time: u = torch.stack(stats[1:], 3)                              # (W, K, N, w, a*d)
+            else: u = step(torch.stack(stats[:-1], 3), drive)
         else:             # without feedback the averages are linear in phi: all steps at once
             u = torch.einsum("atb,wkjbh->wkjtah", _ema_matrix(n_in, self.alphas), F.elu(drive)).flatten(-2)
         out = F.elu(torch.einsum("wkjtu,kjeu->wkjte", u, p["w_o"]) + p["b_o"][None, :, :, None])
@@ -647,8 +673,10 @@ class ESRU(LambdaPathBaseline):
             w_o = params["w_o"].view(*params["w_o"].shape[:3], len(self.alphas), self.hidden)
             w_o.mul_((1 - rate * self.out_group / w_o.pow(2).sum(3, keepdim=True).sqrt().clamp_min(1e-30)).clamp_min(0))
         if self.l1:
+            # the authors' l1 step on the feedback block of their input layer assigns to a copy, so it never acts
+            skip = ("w_in", "w_o", "w_fb") if self.loop == "authors" else ("w_in", "w_o")
             for name, t in params.items():
-                if name not in ("w_in", "w_o"): _soft_threshold_(t, rate * self.l1)
+                if name not in skip: _soft_threshold_(t, rate * self.l1)
 
     def _path(self, x):
         xt = torch.from_numpy(x).float()
@@ -669,7 +697,7 @@ class ESRU(LambdaPathBaseline):
             picked = next(blocks)
             starts = first[picked] + (torch.rand(len(first[picked]), generator=gen) * (room[picked] + 1)).long()
             windows = xt[:, starts[:, None] + torch.arange(w + 1)].permute(1, 2, 0, 3)   # (W, w + 1, causes, D)
-            return self._losses(dict(zip(names, params)), sketch, windows)
+            return self._losses(dict(zip(names, params)), sketch, windows, through_time=not authors)
 
         params = list(p.values())
         fit = _fit_adam_fixed_prox if authors else _fit_group_adam

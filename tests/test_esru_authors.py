@@ -1,0 +1,56 @@
+"""eSRU with `loop="authors"` against recorded runs of the eSRU authors' code (sakhanna/SRU_for_GCI, eSRU_1LF).
+
+The numbers in tests/data/ were made by running their code (not part of this project) on series that acd_nb
+simulates; how: the docstring of each test and the `made_with` entry of each file."""
+import json
+import math
+
+import numpy as np
+import torch
+
+from conftest import ROOT
+
+DATA = ROOT / "tests" / "data"
+MU1, MU2, MU3, LR = 0.043088, 0.075, 0.928, 0.01       # the authors' Lorenz-96 run: l1, λ, out_group, Adam rate
+
+
+def _ours_from_theirs(models: list[dict], sketches: list, n: int, d: int = 10, q: int = 10, e: int = 10, a: int = 4):
+    "Our batched weights `(1, effects, ...)` and sketch from their per-effect `nn.Linear` weights (flattened lists)"
+    def stack(name, shape): return torch.tensor([m[name] for m in models], dtype=torch.float32).view(1, -1, *shape)
+    w = stack("lin_xr2phi.weight", (d, n + q))
+    p = dict(w_in=w[..., :n, None], b_in=stack("lin_xr2phi.bias", (d,)), w_o=stack("lin_o.weight", (e, a * d)),
+             b_o=stack("lin_o.bias", (e,)), w_y=stack("lin_y.weight", (1, e)), b_y=stack("lin_y.bias", (1,)),
+             w_fb=w[..., n:].transpose(-1, -2), w_r1=stack("lin_r1.weight", (q, q)), b_r1=stack("lin_r1.bias", (q,)))
+    sketch = torch.tensor(sketches, dtype=torch.float32).view(-1, a * d, q).transpose(1, 2)
+    return {k: v.contiguous().requires_grad_() for k, v in p.items()}, sketch
+
+
+def test_authors_loop_steps_as_their_code():
+    """From their initial weights and on their training windows, our `loop="authors"` update lands on their weights
+    and stops each network at the same iteration.
+
+    Reference: their `train_eSRU_1LF` (eSRU_1LF, 10 units everywhere, time scales 0, 0.01, 0.1, 0.99) with the settings
+    of their Lorenz-96 run (lr 0.01, mu1 0.043088, mu2 0.075, mu3 0.928, windows of 125 values in a block of 250) for
+    150 epochs on a 4-series Lorenz-96 (F = 10, T = 250, `simulate(..., seed=36)`), every effect, their stopping
+    threshold raised from 1e-5 to 8e-4 so that the stopping rule acts within 150 epochs; their weights from
+    `torch.manual_seed(2)`, the offsets from `np.random.seed(0)` as their loop draws them."""
+    from acd_nb.baselines import ESRU, _fit_adam_fixed_prox
+    ref = json.loads((DATA / "esru_authors_lockstep.json").read_text())
+    x = torch.tensor(ref["series"], dtype=torch.float32)[:, :, None]                      # raw values, as theirs
+    n = x.shape[0]
+    params, sketch = _ours_from_theirs(ref["init"], ref["sketch_transposed"], n)
+    final, _ = _ours_from_theirs(ref["final"], ref["sketch_transposed"], n)
+    est = ESRU(lambdas=(MU2,), feedback_layers=1, window=124, lr=LR, l1=MU1, out_group=MU3, loop="authors")
+    names, offsets = list(params), iter(ref["offsets"])
+
+    def losses(ps):
+        windows = x[:, next(offsets) + torch.arange(125)].permute(1, 0, 2)[None]          # (1, 125, causes, 1)
+        return est._losses(dict(zip(names, ps)), sketch, windows, through_time=False)
+
+    ran = _fit_adam_fixed_prox(losses, list(params.values()), torch.tensor([MU2]), LR, ref["epochs"],
+                               extra_prox=lambda ps, rate: est._second_stage(dict(zip(names, ps)), rate),
+                               stop_tol=ref["stop_tol"])
+    assert ran[0].tolist() == ref["iterations"]                                           # measured [131, 89, 100, 99]
+    # float32 rounding differences grow with the steps: measured at most 1.1e-3 (the effect that ran 131 steps), 1e-6 for
+    # those that stopped before 100; the loop before issue 36 (gradient through the whole window) was 0.3-0.6 away
+    for k in names: torch.testing.assert_close(params[k].detach(), final[k].detach(), atol=3e-3, rtol=0, msg=k)
