@@ -21,12 +21,13 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'COMMANDS', 'SOME_FAILED', 'main']
+__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'COMMANDS', 'SOME_FAILED', 'main']
 
 # %% ../nbs/42_cli.ipynb #90727589
-# offered without importing the library (see above); the cell below checks them against acd_nb.sims and acd_nb.core
+# offered without importing the library (see above); the cell below checks them against acd_nb.sims, .core and .data
 SYSTEM_NAMES = ("springs", "kuramoto")
 PRESET_NAMES = ("ci", "cpu", "paper")
+MISSING_KINDS = ("values", "gaps", "both")
 
 # %% ../nbs/42_cli.ipynb #561995d5
 def _add_demo(sub):
@@ -58,6 +59,13 @@ def _add_simulate(sub):
                      help="comma-separated feature indices to keep, e.g. 1 (Kuramoto sin phi); default: all")
     sim.add_argument("--export", type=int, default=0,
                      help="also write the first K test samples as CSV/.npz files (default: 0)")
+    sim.add_argument("--missing-rate", type=float, default=0.0,
+                     help="fraction of readings missing (NaN; empty cells in exported CSV files) in every split "
+                          "(default: 0)")
+    sim.add_argument("--missing-kind", choices=MISSING_KINDS, default="values",
+                     help="values: each reading on its own; gaps: runs of steps in one series; both: per sample "
+                          "(default: values)")
+    sim.add_argument("--gap-length", type=float, default=5.0, help="mean length of a gap in steps (default: 5)")
     sim.add_argument("--force", action="store_true", help="replace an existing non-empty --out folder")
 
 def _add_train(sub):
@@ -130,6 +138,7 @@ def _demo(args):
     run_demo(args.out, args.n_samples, args.seed, args.model, args.n_test, args.tta_steps, args.test_seed)
 
 def _simulate(args):
+    import numpy as np
     from acd_nb.commands import simulate_dataset
     from acd_nb.data import SPLITS, load_dataset
     sizes = {k: getattr(args, k) for k in ("n_train", "n_valid", "n_test", "steps_train",
@@ -140,9 +149,10 @@ def _simulate(args):
         except ValueError:
             raise ValueError(f"--features must be comma-separated integers, got {args.features!r}") from None
     out = simulate_dataset(args.system, args.out, args.preset, args.seed, args.noise, args.nodes, features, args.export,
-                           args.force, **sizes)
+                           args.force, args.missing_rate, args.missing_kind, args.gap_length, **sizes)
     ds = load_dataset(out)
     print(f"wrote {out}: " + ", ".join(f"{s} {getattr(ds, s)['x'].shape}" for s in SPLITS)
+          + (f"; {np.isnan(ds.train['x']).mean():.1%} of the training values missing" if args.missing_rate else "")
           + (f"; {args.export} test samples as files in {out / 'samples'}" if args.export else ""))
 
 def _failed_checkpoint(e: BaseException):

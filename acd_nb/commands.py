@@ -27,6 +27,7 @@ import pandas as pd
 from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
 from .data import SERIES_FILES, SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
+from .infer import window_starts
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
                                model_for_features, pretrained_path, prepare_series,
@@ -329,17 +330,20 @@ def claim_out_folder(out, command: str, files=()):
 
 # %% ../nbs/40_commands.ipynb #52807eac
 def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, noise: float = 0.0, n_nodes: int = 5,
-                     features: list[int] | None = None, export: int = 0, force: bool = False, **sizes) -> Path:
+                     features: list[int] | None = None, export: int = 0, force: bool = False, missing_rate: float = 0.0,
+                     missing_kind: str = "values", gap_length: float = 5.0, **sizes) -> Path:
     """Write a dataset folder of `system`; returns it
 
-    Sizes from `preset`; any of `n_train`... `steps_test` in `sizes` replace them."""
+    Sizes from `preset`; any of `n_train`... `steps_test` in `sizes` replace them. `missing_rate` of the readings are
+    missing (NaN), as `missing_kind` (see `acd_nb.data.missing_mask`)."""
     if system not in SYSTEMS: raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS}")
     p = get_preset(preset, system)
     fields = ("n_train", "n_valid", "n_test", "steps_train", "steps_test")
     unknown = set(sizes) - set(fields)
     if unknown: raise ValueError(f"unknown size(s) {sorted(unknown)}; choose from {fields}")
     cfg = DatasetConfig(SimConfig(system=system, n_nodes=n_nodes), **{k: sizes.get(k, getattr(p, k)) for k in fields},
-                        seed=seed, noise_sigma=noise)
+                        seed=seed, noise_sigma=noise, missing_rate=missing_rate, missing_kind=missing_kind,
+                        gap_length=gap_length)
     n_all = len(FEATURE_NAMES[system])
     features = list(range(n_all)) if features is None else [int(f) for f in features]
     if not features or len(set(features)) != len(features) or not all(0 <= f < n_all for f in features):
@@ -450,13 +454,14 @@ def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_feature
     """Bytes `infer_files` needs for one sample of `n_series` x `n_steps` with `n_features`: an upper estimate
 
     From peaks of resident memory measured on one thread: the MLP encoder about 32 bytes per edge and hidden
-    unit, the CNN encoder 13 per edge, hidden unit and step, TTA through the decoder 9 per edge, hidden unit and
+    unit and window, the CNN encoder 13 per edge, hidden unit and step, TTA through the decoder 9 per edge, hidden unit and
     step; features derived from fewer take three float64 `(N, N, T)` arrays (Kuramoto's ω fit); 25% added."""
     cfg = loaded.model.cfg
     edges, hidden = n_series * (n_series - 1), cfg.hidden
-    steps = min(n_steps, cfg.n_steps) if cfg.encoder == "mlp" else n_steps
-    need = 32 * edges * hidden + (13 * edges * hidden * steps if cfg.encoder == "cnn" else 0)
-    if method != "enc": need += 9 * edges * hidden * steps
+    windows = (len(window_starts(n_steps, cfg.n_steps, max(cfg.n_steps // 2, 1)))
+               if cfg.encoder == "mlp" and n_steps >= cfg.n_steps else 1)  # the MLP encoder reads long inputs in windows
+    need = 32 * edges * hidden * windows + (13 * edges * hidden * n_steps if cfg.encoder == "cnn" else 0)
+    if method != "enc": need += 9 * edges * hidden * n_steps  # TTA fits the whole recording
     if n_features != cfg.n_features and derivation(loaded.feature_names, n_features):
         need += 3 * 8 * n_series ** 2 * n_steps
     return 1.25 * (need + 32 * n_series * n_steps * max(n_features, cfg.n_features))  # + a few copies of the series
@@ -524,6 +529,9 @@ def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_col
         warnings.simplefilter("always")
         series = load_series(item, time_column=time_column, min_steps=1)
     model, notes = model_for_features(loaded, series.x.shape[-1])
+    missing = series.missing_per_series()
+    if any(missing.values()):
+        notes.append(f"{label}: missing values per series: " + ", ".join(f"{n} {k}" for n, k in missing.items()))
     check_memory(model, series.x.shape, method, label, limit)  # before the features derived from (N, N, T) arrays
     x, prepared = prepare_series(model, series.x, name=label, feature_names=series.feature_names)
     return model, x, series, notes + [f"warning: {w.message}" for w in caught] + prepared

@@ -20,8 +20,8 @@ from .data import fill_missing
 from .metrics import edge_accuracy, edge_auroc, mse_per_horizon, summarise
 
 # %% auto #0
-__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'encode_windows', 'split_observed', 'infer_logits', 'infer',
-           'predict_future', 'evaluate']
+__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'window_starts', 'encode_windows', 'split_observed', 'infer_logits',
+           'infer', 'predict_future', 'evaluate']
 
 # %% ../nbs/15_infer.ipynb #1e709de0
 @contextmanager
@@ -101,6 +101,12 @@ def encoder_window(model) -> int | None:
     "Time steps the model's encoder reads at once: `n_steps` for the MLP encoder, None where it reads any length."
     return model.cfg.n_steps if model.cfg.encoder == "mlp" else None
 
+def window_starts(n_steps: int, window: int, stride: int) -> list[int]:
+    "First steps of the windows of `window` steps, `stride` apart, over `n_steps` steps; the last ends at the last step."
+    if stride < 1: raise ValueError(f"stride must be >= 1, got {stride}")
+    starts = list(range(0, n_steps - window + 1, stride))
+    return starts if starts[-1] == n_steps - window else starts + [n_steps - window]
+
 @torch.no_grad()
 def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
                    stride: int | None = None) -> torch.Tensor:
@@ -114,10 +120,7 @@ def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
         if t < window:
             raise ValueError(f"the recording has {t} time steps but this model's encoder reads {window} at once: "
                              f"give at least {window} steps")
-        stride = max(window // 2, 1) if stride is None else stride
-        if stride < 1: raise ValueError(f"stride must be >= 1, got {stride}")
-        starts = list(range(0, t - window + 1, stride))
-        if starts[-1] != t - window: starts.append(t - window)
+        starts = window_starts(t, window, max(window // 2, 1) if stride is None else stride)
         def stack(a): return torch.cat([a[:, :, s:s + window] for s in starts])  # (windows * B, N, window, D)
         logits = model.encode(stack(x), **masked(None if observed is None else stack(observed))).float()
         probs = logits.softmax(-1).unflatten(0, (len(starts), x.shape[0])).mean(0)
@@ -218,9 +221,9 @@ def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return
         res["mse_free"] = mse_per_horizon(free.cpu(), truth.cpu()).tolist()
         res["mse_teacher_10"] = float(mean((teacher - truth) ** 2))
         err = mean((free - truth) ** 2, (1, 3)).cpu().numpy()  # (samples, horizon)
-        def per_sample(v): return summarise(v[~np.isnan(v)])  # a sample whose every target at a step is missing
-        res["mse_per_sample"] = {"step_1": per_sample(err[:, 0]), "step_10": per_sample(err[:, min(9, horizon - 1)]),
-                                 "all_steps": per_sample(np_mean(err, 1)),
-                                 "teacher_10": per_sample(mean((teacher - truth) ** 2, (1, 2, 3)).cpu().numpy())}
+        def finite(v): return summarise(v[~np.isnan(v)])  # a sample whose every target at a step is missing
+        res["mse_per_sample"] = {"step_1": finite(err[:, 0]), "step_10": finite(err[:, min(9, horizon - 1)]),
+                                 "all_steps": finite(np_mean(err, 1)),
+                                 "teacher_10": finite(mean((teacher - truth) ** 2, (1, 2, 3)).cpu().numpy())}
         pred = free.cpu().numpy()
     return (res, {"probs": probs, "pred": pred, "auroc_per_sample": per_sample}) if return_outputs else res

@@ -23,7 +23,8 @@ import numpy as np
 
 import acd_nb
 from .core import atomic_folder, check_series, to_json_safe
-from .data import Normalizer, feature_stats
+from .data import Normalizer, feature_stats, fill_missing
+from .infer import window_starts
 from .metrics import format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, kuramoto_phase, scale_omega, simulate
@@ -282,22 +283,37 @@ def _models_reading(n_features: int) -> str:
 
 def prepare_series(loaded: LoadedModel, x, name: str = "input",
                    feature_names: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
-    """Checked, cut and scaled series `x (B, N, T, D)` for `loaded`, with notes
+    """Checked and scaled series `x (B, N, T, D)` for `loaded`, with notes
 
-    Named features are put in the model's order (`order_features`); MLP inputs are cut to `n_steps`.
-    Returns `(x_scaled (B, N, T', D) float32, notes)`."""
+    Named features are put in the model's order (`order_features`); missing values (NaN) stay NaN.
+    Returns `(x_scaled (B, N, T, D') float32, notes)`."""
     x = np.asarray(x, dtype=np.float32)
-    check_series(x, name, min_steps=1)
+    check_series(x, name, min_steps=1, check_finite=False)
+    if np.isinf(x).any(): raise ValueError(f"{name} contains infinite values (write missing values as NaN)")
     x, notes = order_features(loaded, x, feature_names, name)
     _, n, t, d = x.shape
     cfg = loaded.model.cfg
     if t < max(loaded.min_steps, 3):  # first: too few rows also hide the features derived from them
-        need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads exactly {cfg.n_steps}; longer series are cut)"
-                if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
+        need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads {cfg.n_steps} at once; longer recordings "
+                "are read in windows)" if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
         raise ValueError(f"{name} has {t} time steps but model {loaded.name!r} needs {need}")
+    missing = np.isnan(x)
+    if missing.any():
+        readings = (~missing).any(-1).sum(2)  # (B, N): steps with a recorded value, per series
+        if readings.min() < 2:
+            b, i = np.argwhere(readings < 2)[0]
+            raise ValueError(f"series {i} of {name}{f' (sample {b})' if len(x) > 1 else ''} has {readings[b, i]} "
+                             "observed step(s): the model needs at least 2 to see it change")
+        if not getattr(loaded.model, "supports_missing", False):
+            raise ValueError(f"{name} has missing values (NaN) but model {loaded.name!r} does not take them")
+        notes.append(f"{name}: {missing.sum()} of {missing.size} values missing ({missing.mean():.1%}); the graph is "
+                     "fitted to the observed values (gaps interpolated for the encoder)")
     derived = derivation(loaded.feature_names, d)
     if derived:
-        x, d = derived.derive(loaded, x).astype(np.float32), len(loaded.feature_names)
+        # features are derived from the recording with its gaps filled; a derived reading is missing where the recording was
+        filled = fill_missing(x)[0] if missing.any() else x
+        x, d = derived.derive(loaded, filled).astype(np.float32), len(loaded.feature_names)
+        if missing.any(): x[missing.any(-1)] = np.nan
         notes.append(f"{name} has {derived.n_inputs} feature(s) per series, read as {derived.reads}: {derived.derived}")
     if d != cfg.n_features:
         hint = ("; a CSV file gives one feature per series unless its columns are named <series>.<feature>"
@@ -305,15 +321,16 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input",
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on "
                          f"{cfg.n_features} ({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
     if cfg.encoder == "mlp" and t > cfg.n_steps:
-        x = x[:, :, :cfg.n_steps]
-        notes.append(f"model {loaded.name!r} (MLP encoder) reads exactly {cfg.n_steps} time steps: "
-                     f"using the first {cfg.n_steps} of {t}")
+        stride = max(cfg.n_steps // 2, 1)
+        notes.append(f"model {loaded.name!r} (MLP encoder) reads {cfg.n_steps} time steps at once: the {t} steps are "
+                     f"read in {len(window_starts(t, cfg.n_steps, stride))} windows {stride} steps apart, their edge "
+                     "probabilities averaged")
     trained_nodes = ((loaded.info.get("data") or {}).get("sim") or {}).get("n_nodes")
     if trained_nodes is not None and n != trained_nodes:
         notes.append(f"model {loaded.name!r} was trained on {trained_nodes} series and {name} has {n}: "
                      "its weights are shared over all pairs of series, but it never saw this count")
     scaled = loaded.normalizer.transform(x).astype(np.float32)
-    peak = float(np.abs(scaled).max())
+    peak = float(np.nanmax(np.abs(scaled)))
     if peak > OUT_OF_RANGE:
         notes.append(f"after scaling with the training statistics {name} reaches |x| = {peak:.3g} (training data lies "
                      f"in [-1, 1]): is it in the units of the training data ({', '.join(loaded.feature_names)})?")
@@ -372,7 +389,7 @@ def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: 
     stats = training_feature_stats(loaded) if stats is None else stats
     if stats is None: return []
     notes = []
-    mean, std = scaled.mean((0, 1, 2)), scaled.std((0, 1, 2))
+    mean, std = np.nanmean(scaled, (0, 1, 2)), np.nanstd(scaled, (0, 1, 2))  # over the observed values
     (mean_lo, mean_hi), (std_lo, std_hi) = np.asarray(stats["sample_mean"]), np.asarray(stats["sample_std"])
     for f, feature in enumerate(loaded.feature_names):
         if mean_lo[f] <= mean[f] <= mean_hi[f] and std_lo[f] / 1.5 <= std[f] <= std_hi[f] * 1.5:
@@ -401,7 +418,8 @@ def _card_use(card: dict) -> list[str]:
     sim, model = (card.get("data") or {}).get("sim") or {}, card.get("model") or {}
     names = card.get("feature_names", [])
     if model.get("encoder") == "mlp":
-        length = f"The MLP encoder reads exactly {model.get('n_steps')} time steps (longer inputs are cut). "
+        length = (f"The MLP encoder reads {model.get('n_steps')} time steps at once (longer recordings are read in "
+                  "windows, their edge probabilities averaged). ")
     else: length = "The CNN encoder reads series of any length from its receptive field on. "
     return [f"# Model card: `{card['name']}`", "",
             f"Amortized Causal Discovery model trained on simulated **{card.get('system')}** data with acd_nb "

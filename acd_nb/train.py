@@ -651,8 +651,10 @@ def _prepare_member(data, p: Preset, out_dir, seed: int, model: dict | None, tra
     "The model, training config and `run.json` of one run of `train_dataset` (`run.json` written or checked)"
     system = data.config["sim"]["system"]
     x = data.train["x"]
+    gaps = {"mask_input": True} if np.isnan(x).any() else {}  # a model of recordings with gaps reads where they are
     model_cfg = ACDConfig(**{"n_features": x.shape[-1], "n_steps": x.shape[2], "hidden": p.hidden, "dtype": p.dtype,
-                             "prediction_steps": p.prediction_steps, **SYSTEM_MODEL.get(system, {}), **(model or {})})
+                             "prediction_steps": p.prediction_steps, **SYSTEM_MODEL.get(system, {}), **gaps,
+                             **(model or {})})
     train_cfg = TrainConfig.from_preset(p, seed=seed, **(train or {}))
     run = {"system": system, "preset": p.name, "data": data.config, "data_path": str(Path(data.path).resolve()),
            "features": None, "normalizer": data.normalizer.to_dict(), "feature_stats": feature_stats(x),
@@ -676,18 +678,19 @@ def train_dataset(data, preset: str | Preset = "cpu", out_dir=None, seed: int | 
     `model` and `train` override fields of `ACDConfig` and `TrainConfig`; `run_info` adds entries to `run.json`.
     `init`, a checkpoint of a model with the same config, is where a new run starts (`load_weights`);
     it is kept in `run.json`.
-    A list of seeds trains an ensemble, one model per seed in one `fit`: `data`, `out_dir`, `run_info` and `init`
-    may then be lists with an entry per seed (or one value for all); returns a list of such dicts."""
+    A list of seeds trains an ensemble, one model per seed in one `fit`: `data`, `out_dir`, `run_info`, `init` and
+    `model` may then be lists with an entry per seed (or one value for all); returns a list of such dicts."""
     if threads: torch.set_num_threads(threads)
     ensemble = isinstance(seed, list)
     seeds = seed if ensemble else [seed]
     k = len(seeds)
-    datas, out_dirs, infos, inits = _per_member(ensemble, k, data=data, out_dir=out_dir, run_info=run_info, init=init)
+    datas, out_dirs, infos, inits, models = _per_member(ensemble, k, data=data, out_dir=out_dir, run_info=run_info,
+                                                        init=init, model=model)
     members = []
     try:
-        for d, o, s, info, i in zip(datas, out_dirs, seeds, infos, inits):
+        for d, o, s, info, i, m in zip(datas, out_dirs, seeds, infos, inits, models):
             p = get_preset(preset, d.config["sim"]["system"]) if isinstance(preset, str) else preset
-            members.append(_prepare_member(d, p, o, s, model, train, info, i))
+            members.append(_prepare_member(d, p, o, s, m, train, info, i))
         histories = fit([m["model"] for m in members], [(m["data"].train["x"], m["data"].train["edges"]) for m in members],
                         [(m["data"].valid["x"], m["data"].valid["edges"]) for m in members],
                         [m["cfg"] for m in members], [m["out_dir"] for m in members])
@@ -711,7 +714,8 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
     The dataset is built or found in the cache.
     `sim` overrides fields of `SimConfig`; `missing` sets `DatasetConfig`'s `missing_rate`, `missing_kind` and
     `gap_length` (readings dropped from every split); see `train_dataset` for the rest. A list of seeds trains an
-    ensemble, each model on the dataset of its seed (and of its `noise` and `missing`, which may be lists too)."""
+    ensemble, each model on the dataset of its seed (and of its `noise`, `missing` and `model`, which may be lists
+    too)."""
     p = get_preset(preset, system) if isinstance(preset, str) else preset
     ensemble = isinstance(seed, list)
     seeds = seed if ensemble else [seed]

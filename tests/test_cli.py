@@ -58,14 +58,48 @@ def test_infer_csv_writes_named_matrix_and_graph(work, tmp_path, capsys):
     assert main(["infer", "--model", str(work / "run"), "--input", str(src), "--time-column", "time",
                  "--method", "enc+tta", "--tta-steps", "2", "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert "note: model 'run' (MLP encoder) reads exactly 20 time steps: using the first 20 of 40" in out
+    assert ("note: model 'run' (MLP encoder) reads 20 time steps at once: the 40 steps are read in 3 windows 10 steps "
+            "apart, their edge probabilities averaged") in out
     assert "my_recording:" in out and "edge(s) with p > 0.5" in out
     table = pd.read_csv(tmp_path / "out" / "my_recording_edges.csv", index_col=0)
     assert list(table.index) == NAMES and list(table.columns) == NAMES and table.index.name == "cause \\ effect"
     assert np.allclose(np.diag(table.to_numpy()), 0) and ((table.to_numpy() >= 0) & (table.to_numpy() <= 1)).all()
     assert (tmp_path / "out" / "my_recording_graph.png").stat().st_size > 20_000
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["names"] == NAMES and summary["method"] == "enc+tta" and summary["n_steps_used"] == 20
+    assert summary["names"] == NAMES and summary["method"] == "enc+tta" and summary["n_steps_used"] == 40
+
+
+def test_infer_recordings_with_gaps(work, tmp_path, capsys):
+    "Empty CSV cells and NaN in .npz files are missing values: inferred from what was observed, counted per series."
+    table = pd.read_csv(named_csv(work, tmp_path / "full.csv"))
+    table.loc[3:9, "moon"] = np.nan
+    table.loc[[0, 20, 33], "rain"] = np.nan
+    table.to_csv(tmp_path / "gaps.csv", index=False)
+    assert ",," in (tmp_path / "gaps.csv").read_text()  # written as empty cells
+    np.savez(tmp_path / "gaps.npz", x=table.to_numpy().T[None, :, :, None], names=np.array(NAMES))
+    for src in ("gaps.csv", "gaps.npz"):
+        assert main(["infer", "--model", str(work / "run"), "--input", str(tmp_path / src), "--method", "enc+tta",
+                     "--tta-steps", "2", "--out", str(tmp_path / f"out_{src[-3:]}")]) == 0
+        out = capsys.readouterr().out
+        assert f"note: {src}: missing values per series: sun 0, moon 7, tide 0, wind 0, rain 3" in out
+        assert f"note: {src}: 10 of 200 values missing (5.0%)" in out
+        probs = pd.read_csv(tmp_path / f"out_{src[-3:]}" / "gaps_edges.csv", index_col=0).to_numpy()
+        assert np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
+
+
+def test_simulate_and_train_with_gaps(tmp_path, capsys):
+    "`acd simulate --missing-rate` writes recordings with gaps; `acd train --data` trains a mask-reading model on them."
+    data, run = tmp_path / "gappy", tmp_path / "run"
+    assert main(["simulate", "springs", "--out", str(data), *SIZES, "--missing-rate", "0.3", "--missing-kind", "gaps",
+                 "--export", "1"]) == 0
+    assert "of the training values missing" in capsys.readouterr().out
+    with np.load(data / "train.npz") as z: assert 0.15 < np.isnan(z["x"]).mean() < 0.45
+    with np.load(data / "samples" / "test_000.npz") as z: assert np.isnan(z["x"]).any()  # exported with its gaps
+    assert main(["train", "--data", str(data), "--preset", "ci", "--out", str(run), "--epochs", "1", "--hidden", "8"]) == 0
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["model"]["mask_input"] and meta["data"]["missing_kind"] == "gaps" and meta["data"]["missing_rate"] == 0.3
+    assert main(["evaluate", "--model", str(run)]) == 0
+    assert "AUROC" in capsys.readouterr().out
 
 
 def test_infer_folder_and_fewer_series(work, tmp_path, capsys):
@@ -204,10 +238,14 @@ def _infer(w, t, src):
 
 BAD = {  # case -> (argv from the work folder and a temp folder, words the one-line error must contain)
     "missing file": (lambda w, t: _infer(w, t, t / "nope.csv"), "series file"),
-    "nan": (lambda w, t: _infer(w, t, _file(t / "nan.csv", pd.DataFrame({"a": [1.0, np.nan] * 15, "b": 1.0}))), "NaN"),
-    "inf": (lambda w, t: _infer(w, t, _file(t / "inf.npy", np.full((5, 30), np.inf))), "NaN or infinite"),
+    "series all missing": (lambda w, t: _infer(w, t, _file(t / "gone.csv", pd.DataFrame({"a": [1.0] * 30, "b": np.nan}))),
+                           "b of"),
+    "one observed step": (lambda w, t: _infer(w, t, _file(t / "lonely.csv", pd.DataFrame({"a": [1.0, 2.0] * 15,
+                                                                                       "b": [3.0] + [np.nan] * 29}))),
+                          "series 1 of lonely.csv has 1 observed step(s): the model needs at least 2"),
+    "inf": (lambda w, t: _infer(w, t, _file(t / "inf.npy", np.full((5, 30), np.inf))), "infinite values"),
     "too few steps": (lambda w, t: _infer(w, t, named_csv(w, t / "short.csv", n_steps=10)),
-                      "short.csv has 10 time steps but model 'run' needs at least 20 time steps (its MLP encoder reads exactly 20"),
+                      "short.csv has 10 time steps but model 'run' needs at least 20 time steps (its MLP encoder reads 20 at once"),
     "feature count": (lambda w, t: _infer(w, t, _file(t / "four.npz", np.ones((1, 5, 30, 4)))),
                       "has 4 feature(s) per series but model 'run' was trained on 1 (x)"),
     "empty csv": (lambda w, t: _infer(w, t, _file(t / "empty.csv", "")), "is empty"),
@@ -403,7 +441,7 @@ def test_a_bad_file_does_not_stop_the_folder(work, tmp_path, capsys):
     assert res.returncode == 3, res.stderr
     lines = res.stderr.splitlines()
     assert len(lines) == 2 and all(line.startswith("acd: error: ") for line in lines), res.stderr
-    assert "b_garbage.csv: not a regular comma-separated table" in lines[0] and "c_nan.csv contains NaN" in lines[1]
+    assert "b_garbage.csv: not a regular comma-separated table" in lines[0] and "c_nan.csv has no observed value" in lines[1]
     assert "2 sample(s)" in res.stdout and "2 recording(s) failed" in res.stdout
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert [s["sample"] for s in summary["samples"]] == ["a_ok", "d_longer"]

@@ -186,3 +186,23 @@ def test_exp_baselines(tmp_path):
     assert not any(c["holds"] for c in res["claims"])   # ci covers no published setting; no eSRU number was found
     for name in ("auroc_vs_published.png", "lambda_path_roc.png"):
         assert (tmp_path / "exp_baselines" / name).stat().st_size > 10_000
+
+
+def test_exp_missing(tmp_path):
+    "Both systems, every condition, the fast baselines: the grid, the comparisons and the four claims are all there."
+    fast = ["linear_granger", "mi"]
+    res = run_experiment("exp_missing", tmp_path, baselines=fast)
+    assert res["parameters"]["baselines"] == fast and res["parameters"]["presets"]["springs"]["epochs"] == 10
+    # complete data once per system, then 3 rates x 2 kinds
+    assert len(res["grid"]) == 2 * 7 and {r["kind"] for r in res["grid"]} == {"none", "values", "gaps"}
+    for row in res["grid"]:
+        assert abs(row["missing"] - row["rate"]) < 0.12, row  # the drawn fraction is the rate asked for
+        for model in ("mask", "interpolated"):
+            assert 0 <= row[model]["auroc"] <= 1 and row[model]["seconds_per_sample"] > 0
+    assert set(res["baselines"][0]["auroc"]) == {"mask", "interpolated", *fast}
+    long = res["long_recordings"][0]
+    assert long["n_samples"] == 16 and 0 <= long["windows"] <= 1 and 0 <= long["first_window"] <= 1
+    assert_claims(res, ["missing.graceful", "missing.mask_beats_interpolation", "missing.beats_baselines",
+                        "windows.long_recordings"])
+    for figure in ("auroc_vs_missing.png", "missing_example.png", "learning_curves.png"):
+        assert (tmp_path / "exp_missing" / figure).stat().st_size > 10_000

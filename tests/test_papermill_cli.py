@@ -26,6 +26,8 @@ EXAMPLES = {
                         expect={"parameters/n_graphs": 50, "claim_holds": True}, auroc=None),
     "exp_kuramoto": dict(command="papermill nbs/exp_kuramoto.ipynb _reports/exp_kuramoto.ipynb -p baselines linear_granger,mi",
                          expect={"parameters/baselines": ["linear_granger", "mi"]}, auroc="auroc/linear_granger/mean"),
+    "exp_missing": dict(command="papermill nbs/exp_missing.ipynb _reports/exp_missing.ipynb -p systems springs",
+                        expect={"parameters/systems": ["springs"]}, auroc="table/springs/mask/values/2/mean"),
     "exp_netsim": dict(command="papermill nbs/exp_netsim.ipynb _reports/exp_netsim.ipynb -p baselines linear_granger,mi_lag0",
                        expect={"parameters/baselines": ["linear_granger", "mi_lag0"]}, auroc="auroc/acd/mean"),
     "exp_noise": dict(command="papermill nbs/exp_noise.ipynb _reports/exp_noise.ipynb -p sigma 0.1",
