@@ -23,18 +23,19 @@ import numpy as np
 
 import acd_nb
 from .core import atomic_folder, check_series, to_json_safe
-from .data import Normalizer, feature_stats, fill_missing
-from .infer import window_starts
-from .metrics import format_ci
+from .data import Normalizer, feature_stats, fill_missing, missing_mask
+from .infer import infer, window_starts
+from .metrics import edge_auroc, format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, kuramoto_phase, scale_omega, simulate
 from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
-__all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'pretrained_dir', 'list_pretrained', 'LoadedModel',
-           'explain_unsafe_checkpoint', 'read_checkpoint', 'load_model', 'pretrained_path', 'load_pretrained',
-           'kuramoto_intercepts', 'derive_kuramoto', 'derive_velocities', 'Derivation', 'derivation', 'order_features',
-           'prepare_series', 'model_for_features', 'simulate_test_set', 'training_feature_stats', 'distribution_notes',
+__all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'MISSING_TEST_RATES', 'pretrained_dir',
+           'list_pretrained', 'LoadedModel', 'explain_unsafe_checkpoint', 'read_checkpoint', 'load_model',
+           'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'kuramoto_phases', 'derive_kuramoto',
+           'derive_velocities', 'Derivation', 'derivation', 'order_features', 'prepare_series', 'model_for_features',
+           'simulate_test_set', 'missing_values_test', 'training_feature_stats', 'distribution_notes',
            'summarise_evaluation', 'render_card', 'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
@@ -212,6 +213,33 @@ def kuramoto_intercepts(phi: np.ndarray, rate: np.ndarray) -> np.ndarray:
     gram = design @ design.swapaxes(-1, -2) + 1e-6 * np.eye(n + 1)     # the zero column j == i needs the ridge
     return np.linalg.solve(gram, design @ rate[..., None])[..., 0, 0]
 
+def kuramoto_phases(sin_phi: np.ndarray) -> np.ndarray:
+    """Unwrapped phases φ `(B, N, T)` from sin φ `(B, N, T)`: the smoothest advancing choice of angles (see above)"""
+    a = np.arcsin(np.clip(np.asarray(sin_phi, dtype=np.float64), -1, 1))
+    angles = np.stack([a, np.pi - a], -1)                                 # (B, N, T, 2): the two angles of each step
+    b, n, t = a.shape
+    def advance(before, after): return np.mod(after - before + np.pi / 2, 2 * np.pi) - np.pi / 2  # in [-π/2, 3π/2)
+    def backwards(step): return np.minimum(step, 0.0) ** 2
+    # a state is the pair of choices (step t-1, step t); `cost` the best path cost ending in it, `rise` its increment
+    rise = advance(angles[..., 0, :, None], angles[..., 1, None, :])      # (B, N, 2, 2)
+    cost = backwards(rise)
+    came_from = np.zeros((b, n, t, 2, 2), dtype=np.int8)                  # best choice at t-2 for each state (t-1, t)
+    for k in range(2, t):
+        next_rise = advance(angles[..., k - 1, :, None], angles[..., k, None, :])
+        total = (cost[..., :, :, None] + (next_rise[..., None, :, :] - rise[..., :, :, None]) ** 2
+                 + backwards(next_rise)[..., None, :, :])                 # (B, N, t-2, t-1, t)
+        came_from[..., k, :, :] = total.argmin(2)
+        cost, rise = total.min(2), next_rise
+    choice = np.zeros((b, n, t), dtype=np.int64)
+    best = cost.reshape(b, n, 4).argmin(-1)
+    choice[..., -2], choice[..., -1] = best // 2, best % 2
+    for k in range(t - 1, 1, -1):
+        state = (choice[..., k - 1] * 2 + choice[..., k])[..., None]
+        choice[..., k - 2] = np.take_along_axis(came_from[..., k, :, :].reshape(b, n, 4), state, -1)[..., 0]
+    chosen = np.take_along_axis(angles, choice[..., None], -1)[..., 0]
+    steps = advance(chosen[..., :-1], chosen[..., 1:])
+    return np.concatenate([chosen[..., :1], chosen[..., :1] + np.cumsum(steps, -1)], -1)
+
 def derive_kuramoto(loaded: LoadedModel, sin_phi: np.ndarray) -> np.ndarray:
     """Kuramoto sin φ `(B, N, T, 1)` -> `(B, N, T, 4)` as the simulator writes them
 
@@ -219,8 +247,7 @@ def derive_kuramoto(loaded: LoadedModel, sin_phi: np.ndarray) -> np.ndarray:
     sim = _sim_of(loaded)
     step = sim["kuramoto_dt"] * sim["kuramoto_every"]
     s = np.clip(sin_phi[..., 0].astype(np.float64), -1, 1)
-    cos = np.sign(np.gradient(s, step, axis=-1)) * np.sqrt(1 - s ** 2)
-    phi = np.unwrap(np.arctan2(s, cos), axis=-1)
+    phi = kuramoto_phases(s)
     rate = np.gradient(phi, step, axis=-1)
     omega = scale_omega(kuramoto_intercepts(phi, rate), sim["omega_low"], sim["omega_high"])
     phase = kuramoto_phase(phi)
@@ -370,6 +397,26 @@ def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: i
         x = add_observation_noise(x, data["noise_sigma"], np.random.default_rng([seed, 1])).astype(np.float32)
     return {"x": x, "edges": out["edges"], "raw_x": raw_x}
 
+# %% ../nbs/41_pretrained.ipynb #0f270ce4
+MISSING_TEST_RATES = (0.0, 0.1, 0.3)
+
+def missing_values_test(loaded: LoadedModel, rates=MISSING_TEST_RATES, kinds=("values", "gaps"), n_samples: int = 200,
+                        seed: int = 1) -> dict:
+    """Enc AUROC of fresh test samples (`simulate_test_set`) with `rates` of their readings missing, per kind
+
+    Graphs from the first `infer_steps` steps; returns `{'n_samples', 'seed', 'rates', kind: [AUROC per rate]}`."""
+    fresh = simulate_test_set(loaded, n_samples, seed)
+    x = fresh["x"][:, :, :loaded.infer_steps]
+    out = {"n_samples": n_samples, "seed": seed, "rates": [float(r) for r in rates]}
+    for k, kind in enumerate(kinds):
+        aurocs = []
+        for rate in rates:
+            observed = missing_mask(x.shape[:3], rate, kind, rng=np.random.default_rng([seed, k, int(round(rate * 100))]))
+            gappy = np.where(observed[..., None], x, np.float32(np.nan))
+            aurocs.append(edge_auroc(infer(loaded.model, gappy, "enc", progress=False), fresh["edges"]))
+        out[kind] = aurocs
+    return out
+
 # %% ../nbs/41_pretrained.ipynb #4260db31
 def training_feature_stats(loaded: LoadedModel, n_samples: int = 200, seed: int = 12345) -> dict | None:
     """`acd_nb.data.feature_stats` of the model's scaled training data
@@ -472,6 +519,19 @@ def _card_test(card: dict) -> list[str]:
         lines.append(f"| {label} | {r['auroc']:.3f} | {ci} | {r['accuracy']:.3f} | {format_ci(paper)} |")
     return lines + [""]
 
+def _card_missing(card: dict) -> list[str]:
+    "The Missing values section (`missing_values_test`); nothing without it"
+    missing = card.get("missing")
+    if not missing: return []
+    kinds = [k for k in ("values", "gaps") if k in missing]
+    return ["## Missing values", "",
+            f"Enc AUROC on {missing['n_samples']} fresh test samples (seed {missing['seed']}) with a share of their "
+            "readings missing (NaN): independently (`values`) or in runs of steps of one series (`gaps`, mean length "
+            "5). Gaps are interpolated for the encoder; Enc+TTA fits the observed values only.", "",
+            "| missing | " + " | ".join(kinds) + " |", "|---|" + "---|" * len(kinds)]  + [
+            f"| {rate:.0%} | " + " | ".join(f"{missing[k][i]:.3f}" for k in kinds) + " |"
+            for i, rate in enumerate(missing["rates"])] + [""]
+
 def _card_scaling(card: dict) -> list[str]:
     "The Input scaling section: each feature group's training minimum and maximum"
     norm, names = card.get("normalizer") or {}, card.get("feature_names", [])
@@ -484,7 +544,8 @@ def _card_scaling(card: dict) -> list[str]:
 
 def render_card(card: dict) -> str:
     "Markdown model card from a `card.json` dict"
-    sections = _card_use(card) + _card_data(card) + _card_training(card) + _card_test(card) + _card_scaling(card)
+    sections = (_card_use(card) + _card_data(card) + _card_training(card) + _card_test(card) + _card_missing(card)
+                + _card_scaling(card))
     return "\n".join(sections) + "\n"
 
 # %% ../nbs/41_pretrained.ipynb #7bb5faca
@@ -514,6 +575,7 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(), "train": run.get("train"),
             "training": _training_summary(run_dir, loaded),
             "feature_stats": training_feature_stats(loaded, n_samples=1000),
+            "missing": missing_values_test(loaded),
             **(card_extra or {})}
     dest = Path(dest) if dest is not None else pretrained_dir()
     target = dest / name
