@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import threading
 from contextlib import contextmanager, nullcontext
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import torch
 import torch.nn.functional as F
@@ -24,7 +24,7 @@ from .encoders import CNNEncoder, MLPEncoder
 
 # %% auto #0
 __all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder', 'random_source',
-           'model_generator', 'ACD']
+           'model_generator', 'ACD', 'with_mask_input']
 
 # %% ../nbs/13_model.ipynb #d2649d74
 def draw_architecture(ax=None):
@@ -267,3 +267,22 @@ class ACD(nn.Module):
         return posterior_to_scores(torch.softmax(logits.float(), dim=-1))
 
     def forward(self, x: torch.Tensor, **kwargs) -> dict: return self.loss(x, **kwargs)
+
+# %% ../nbs/13_model.ipynb #7e054949
+def with_mask_input(model: ACD) -> ACD:
+    "A copy of `model` with `mask_input=True` that computes what `model` computes: the mask's first-layer weights are 0"
+    if model.cfg.mask_input: raise ValueError("the model reads the mask already (mask_input=True)")
+    if type(model) is not ACD: raise ValueError(f"{type(model).__name__} does not take missing values")
+    widened = ACD(replace(model.cfg, mask_input=True))
+    state = dict(model.state_dict())
+    d = model.cfg.n_features
+    if model.cfg.encoder == "mlp":  # inputs per step: the D values, then the D mask entries
+        w = state["encoder.emb.fc1.weight"]
+        w = w.reshape(w.shape[0], -1, d)
+        state["encoder.emb.fc1.weight"] = torch.cat([w, torch.zeros_like(w)], -1).reshape(w.shape[0], -1)
+    else:  # channels: the sender's values and mask, then the receiver's
+        w = state["encoder.conv1.weight"]
+        state["encoder.conv1.weight"] = torch.cat([w[:, :d], torch.zeros_like(w[:, :d]), w[:, d:],
+                                                   torch.zeros_like(w[:, d:])], 1)
+    widened.load_state_dict(state)
+    return widened.to(next(model.parameters()).device)
