@@ -192,6 +192,8 @@ def process_for_docs(nb):
     cells = []
     for cell in nb.cells:
         if cell.cell_type != "code":
+            # the README's links into docs/ (e.g. docs/images/...): the site serves docs/ at its root
+            cell.source = cell.source.replace("](docs/", "](")
             cells.append(cell)
             continue
         # nbclient's timings: never shown, and some nbclient versions write `total` as a number, which nbconvert refuses
