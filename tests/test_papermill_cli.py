@@ -61,7 +61,7 @@ def intro(name) -> str:
 
 
 def dig(res: dict, path: str):
-    for key in path.split("/"): res = res[key]
+    for key in path.split("/"): res = res[int(key)] if isinstance(res, list) else res[key]
     return res
 
 
