@@ -10,6 +10,7 @@ Docs: https://acd-nb.github.io/acd_nb/infer.html.md"""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from itertools import repeat
 
 import numpy as np
 import torch
@@ -138,20 +139,23 @@ def split_observed(x, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
     return torch.from_numpy(filled).to(device), torch.from_numpy(observed).to(device)
 
 def infer_logits(model, x, method: str = "enc", steps: int | None = None, lr: float | None = None,
-                 batch_size: int = 512, seed: int = 0, progress: bool = True, stride: int | None = None) -> torch.Tensor:
+                 batch_size: int = 512, seed: int = 0, progress: bool = True, stride: int | None = None,
+                 observed: torch.Tensor | None = None) -> torch.Tensor:
     """Edge-type logits `(B, N(N-1), K)` of series `x (B, N, T, D)` by `method`
 
-    `method` is `'enc'`, `'tta'` or `'enc+tta'`. `x` may hold NaN (missing values) and be longer than the
-    encoder's window (read `stride` steps apart, see `encode_windows`)."""
+    `method` is `'enc'`, `'tta'` or `'enc+tta'`. `x` may hold NaN (missing values), or be `split_observed`'s filled
+    values with their `observed` mask, and be longer than the encoder's window (read `stride` steps apart, see
+    `encode_windows`)."""
     if method not in METHODS: raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     device = next(model.parameters()).device
-    x, observed = split_observed(x, device)
+    if observed is None: x, observed = split_observed(x, device)
+    else: x, observed = torch.as_tensor(x, dtype=torch.float32, device=device), observed.to(device)
     if observed is not None and not getattr(model, "supports_missing", False):
         raise ValueError(f"x has missing values (NaN) but {type(model).__name__} does not take them")
     steps = get_preset("paper").tta_steps if steps is None else steps
     lr = get_preset("paper").tta_lr if lr is None else lr
     out = []
-    masks = [None] * len(x) if observed is None else observed.split(batch_size)
+    masks = repeat(None) if observed is None else observed.split(batch_size)
     for chunk, mask in zip(x.split(batch_size), masks):
         init = None if method == "tta" else encode_windows(model, chunk, mask, stride)
         out.append(init if method == "enc" else tta(model, chunk, init, steps, lr, seed=seed, progress=progress,
@@ -196,9 +200,9 @@ def evaluate(model, x, edges, method: str = "enc", infer_steps: int = 49, return
     check_series(x, check_finite=False)
     if x.shape[2] < infer_steps:
         raise ValueError(f"test series have {x.shape[2]} steps; the graph is inferred from {infer_steps}")
-    logits = infer_logits(model, x[:, :, :infer_steps], method, **kwargs)
     # missing values: the past and the future are filled apart, so no prediction starts from a value it is scored on
     x_obs, seen_obs = split_observed(x[:, :, :infer_steps], device)
+    logits = infer_logits(model, x_obs, method, observed=seen_obs, **kwargs)
     probs = model.edge_probs(logits).cpu().numpy()
     edges = np.asarray(edges)
     per_sample = edge_auroc(probs, edges, per_sample=True)
