@@ -24,7 +24,7 @@ from .encoders import CNNEncoder, MLPEncoder
 
 # %% auto #0
 __all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder', 'random_source',
-           'model_generator', 'ACD', 'with_mask_input']
+           'model_generator', 'gumbel_exponentials', 'ACD', 'with_mask_input']
 
 # %% ../nbs/13_model.ipynb #d2649d74
 def draw_architecture(ax=None):
@@ -143,19 +143,31 @@ def build_decoder(cfg: ACDConfig) -> nn.Module:
 _RANDOM = threading.local()
 
 @contextmanager
-def random_source(generator: torch.Generator | None):
+def random_source(generator: torch.Generator | None, exponentials: torch.Tensor | None = None):
     """Within the block, this thread's model draws (Gumbel noise, latent samples) come from `generator`
 
     None: the default generator. `acd_nb.train` gives each model of an ensemble its own, so models trained side
-    by side, in turns or in threads, draw what they would draw alone."""
-    previous = getattr(_RANDOM, "generator", None)
-    _RANDOM.generator = generator
+    by side, in turns or in threads, draw what they would draw alone. `exponentials` `(B, E, K)`: the Exp(1) draws
+    of the block's one Gumbel-softmax sample, drawn beforehand (`gumbel_exponentials`): inside `torch.func.vmap`,
+    which steps the members of an ensemble as one model, no generator can be drawn from."""
+    previous = getattr(_RANDOM, "generator", None), getattr(_RANDOM, "exponentials", None)
+    _RANDOM.generator, _RANDOM.exponentials = generator, exponentials
     try: yield generator
-    finally: _RANDOM.generator = previous
+    finally: _RANDOM.generator, _RANDOM.exponentials = previous
 
 def model_generator() -> torch.Generator | None:
     "The generator of the enclosing `random_source` on this thread, or None (the default generator)."
     return getattr(_RANDOM, "generator", None)
+
+def gumbel_exponentials(shape: tuple, device=None) -> torch.Tensor:
+    """Exp(1) draws `shape` for a Gumbel-softmax sample: the enclosing `random_source`'s given ones, or new ones from
+    its generator (the numbers `ACD.sample_edges` draws for logits of that shape)"""
+    drawn = getattr(_RANDOM, "exponentials", None)
+    if drawn is not None:
+        if tuple(drawn.shape) != tuple(shape):
+            raise ValueError(f"the drawn Gumbel noise has shape {tuple(drawn.shape)}, the logits {tuple(shape)}")
+        return drawn
+    return torch.empty(shape, device=device).exponential_(generator=model_generator())
 
 # %% ../nbs/13_model.ipynb #23c44f09
 class ACD(nn.Module):
@@ -216,8 +228,8 @@ class ACD(nn.Module):
         `hard=True` gives exact one-hot samples with a straight-through gradient."""
         # F.gumbel_softmax's computation, drawing from this thread's `random_source` (the default generator if none)
         logits = logits.float()
-        noise = torch.empty_like(logits, memory_format=torch.legacy_contiguous_format)
-        soft = ((logits - noise.exponential_(generator=model_generator()).log()) / (self.cfg.tau if tau is None else tau))
+        noise = gumbel_exponentials(logits.shape, logits.device)
+        soft = ((logits - noise.log()) / (self.cfg.tau if tau is None else tau))
         soft = soft.softmax(-1)
         if not hard: return soft
         index = soft.max(-1, keepdim=True)[1]

@@ -30,7 +30,7 @@ from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
 from .data import DatasetConfig, epoch_batches, feature_stats, fill_missing, load_dataset
 from .metrics import edge_auroc
-from .model import ACD, ACDConfig, random_source
+from .model import ACD, ACDConfig, gumbel_exponentials, random_source
 from .sims import SimConfig
 
 # %% auto #0
@@ -56,6 +56,7 @@ class TrainConfig:
     compile: bool = False          # torch.compile the encoder (needs a C++ compiler on CPU)
     patience: int | None = None    # stop after this many epochs without a better validation score; None: never
     cuda_graphs: bool = True       # on CUDA, replay the training step as a CUDA graph (see `fit`)
+    stack_members: bool | None = None  # step an ensemble's like members as one model (see `fit`); None: on CUDA only
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "lr_decay_every"):
@@ -130,10 +131,19 @@ def with_observation_mask(data, model=None):
 def save_checkpoint(path, model, **state) -> Path:
     """Atomically write `model`'s weights and config plus `state` to `path`
 
-    `state` holds plain tensors and literals."""
+    `state` holds plain tensors and literals. A tensor that views a larger one (a member of a stacked ensemble) is
+    saved as a copy: `torch.save` would write the whole storage."""
     ckpt = {"model": model.state_dict(), "config": model.cfg.to_dict(), "acd_nb_version": __version__, **state}
-    with atomic_path(path) as tmp: torch.save(ckpt, tmp)
+    with atomic_path(path) as tmp: torch.save(_own_storage(ckpt), tmp)
     return Path(path)
+
+def _own_storage(obj):
+    "`obj` (nested dicts and lists) with every tensor that views part of a larger storage copied"
+    if isinstance(obj, torch.Tensor):
+        return obj.clone() if obj.untyped_storage().nbytes() > obj.numel() * obj.element_size() else obj
+    if isinstance(obj, dict): return {k: _own_storage(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)): return type(obj)(_own_storage(v) for v in obj)
+    return obj
 
 def load_checkpoint(path, map_location="cpu") -> dict:
     """Load a checkpoint safely (`weights_only=True`)
@@ -222,16 +232,15 @@ def epochs_without_gain(history: list[dict]) -> int:
         else: stale += 1
     return stale
 
-def _adam(model, lr: float, device: torch.device) -> torch.optim.Adam:
-    "Adam; on CUDA its fused kernel, capturable so that a CUDA graph can hold the step"
-    if device.type == "cuda": return torch.optim.Adam(model.parameters(), lr=lr, fused=True, capturable=True)
-    return torch.optim.Adam(model.parameters(), lr=lr)
+def _adam(params, lr: float, device: torch.device) -> torch.optim.Adam:
+    "Adam over `params`; on CUDA its fused kernel, capturable so that a CUDA graph can hold the step"
+    if device.type == "cuda": return torch.optim.Adam(params, lr=lr, fused=True, capturable=True)
+    return torch.optim.Adam(params, lr=lr)
 
 def _adapt_adam(opt: torch.optim.Adam, device: torch.device):
     "After loading a state saved on another kind of device: the kernel options of this one."
     for group in opt.param_groups:
         group["fused"], group["capturable"] = (True, True) if device.type == "cuda" else (None, False)
-
 
 # %% ../nbs/14_train.ipynb #79405f14
 class _Run:
@@ -257,7 +266,7 @@ class _Run:
         self.vextras = extra_tensors(valid, names(valid), len(self.vx), self.device) if valid is not None else {}
         if self.world > 1 and len(self.x) < self.world:
             raise ValueError(f"{len(self.x)} training samples cannot be shared by {self.world} processes")
-        self.opt = _adam(model, cfg.lr, self.device)
+        self.opt = _adam(model.parameters(), cfg.lr, self.device)
         self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=cfg.lr_decay_every, gamma=cfg.lr_decay_gamma)
         self.out_dir = Path(out_dir) if out_dir is not None else None
         # where the run starts: epoch and batch, its history, best validation loss, seconds trained in earlier sessions,
@@ -393,30 +402,117 @@ class _Run:
                 or self.patience_spent())
 
 # %% ../nbs/14_train.ipynb #b7e4d2c9
+class _Stack:
+    """Members of one `fit` call with the same model and training settings, stepped as one model with stacked weights
+
+    Every weight, buffer and Adam moment of the K members is one tensor `(K, ...)`, and each member's own tensors
+    become views of it, so checkpoints, validation and resume read a member as they read a model trained alone. One
+    step computes all K losses, each member on its own batch, as one batched computation (`torch.func.vmap` of the
+    model over the stacked weights: one kernel per layer for all members instead of one per member), the Gumbel noise
+    drawn beforehand from each member's own generator (`random_source(exponentials=)`), and one Adam step updates the
+    stacked tensors elementwise, as each member's own Adam would. What differs from the members stepped alone is
+    only the order in which the batched matrix products sum (see the equivalence test below)."""
+    def __init__(self, runs: list):
+        self.runs, self.template, self.steps = runs, runs[0].model, 0
+        params = [dict(r.model.named_parameters()) for r in runs]
+        buffers = [dict(r.model.named_buffers()) for r in runs]
+        self.params = {n: torch.stack([p[n].detach() for p in params]).requires_grad_() for n in params[0]}
+        self.buffers = {n: torch.stack([b[n] for b in buffers]) for n in buffers[0]}
+        self.opt = _adam(list(self.params.values()), runs[0].opt.param_groups[0]["lr"], runs[0].device)
+        for name, stacked in self.params.items():
+            states = [r.opt.state[p[name]] for r, p in zip(runs, params)]
+            self.opt.state[stacked] = {  # a member without steps yet gets Adam's initial state
+                "step": states[0]["step"].clone() if states[0] else self._first_step(stacked),
+                "exp_avg": torch.stack([s["exp_avg"] if s else torch.zeros_like(p[name]) for s, p in zip(states, params)]),
+                "exp_avg_sq": torch.stack([s["exp_avg_sq"] if s else torch.zeros_like(p[name])
+                                           for s, p in zip(states, params)])}
+        for k, (run, p, b) in enumerate(zip(runs, params, buffers)):
+            for name, stacked in self.params.items():
+                p[name].data = stacked.detach()[k]
+                run.opt.state[p[name]] = {"step": self.opt.state[stacked]["step"],  # one counter, stepped once
+                                          **{m: self.opt.state[stacked][m][k] for m in ("exp_avg", "exp_avg_sq")}}
+            for name, stacked in self.buffers.items(): b[name].data = stacked[k]
+            run.opt._opt_called = True  # its steps are the stack's: no "scheduler before optimizer" warning
+
+    def _first_step(self, param: torch.Tensor) -> torch.Tensor:
+        "Adam's step count before its first step, where Adam would keep it"
+        on_device = self.opt.param_groups[0]["capturable"] or self.opt.param_groups[0]["fused"]
+        return torch.zeros((), dtype=torch.float32, device=param.device if on_device else "cpu")
+
+    @staticmethod
+    def key_of(runs: list) -> tuple:
+        "What a stack depends on: its members, in order."
+        return tuple(id(r) for r in runs)
+
+    @staticmethod
+    def can_stack(runs: list) -> bool:
+        """Whether `runs` can step as one: two or more plain ACD models with the same settings and no dropout, whose
+        noise is one Gumbel sample per step (an MLP decoder) and whose data have no extra inputs (no gaps), at the
+        same point of the same schedule"""
+        if len(runs) < 2 or not all(r.cfg.stack_members is not False for r in runs): return False
+        first = runs[0]
+        if not all(r.cfg.stack_members or r.device.type == "cuda" for r in runs): return False
+        same = lambda f: len({f(r) for r in runs}) == 1
+        plain = all(type(r.model) is ACD and r.model.cfg == first.model.cfg and not r.cfg.compile for r in runs)
+        if not (plain and first.model.cfg.dropout == 0 and first.model.cfg.decoder == "mlp" and first.world == 1): return False
+        steps = [[float(s["step"]) if s else 0.0 for s in r.opt.state.values()] or [0.0] for r in runs]
+        return (same(lambda r: r.cfg.batch_size) and same(lambda r: r.opt.param_groups[0]["lr"])
+                and not any(r.extras for r in runs) and len({s for ss in steps for s in ss}) == 1)
+
+    def release(self):
+        "Give each member its own step counter again (it may step on its own from now on)."
+        for run in self.runs:
+            for state in run.opt.state.values(): state["step"] = state["step"].clone()
+
+    def _loss(self, params: dict, buffers: dict, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+        "One member's training loss from its weights, buffers, batch `(B, N, T, D)` and Exp(1) draws `(B, E, K)`"
+        with random_source(None, noise):
+            return torch.func.functional_call(self.template, (params, buffers), (x,))["loss"]
+
+    def train_step(self, idx: torch.Tensor):
+        """One optimiser step of every member, member k on the samples `idx[k]` (`idx` `(members, batch)`); each
+        member's loss is added to its `run_loss` on the device"""
+        runs = self.runs
+        x = torch.stack([r.x[i] for r, i in zip(runs, idx)])                           # (K, B, N, T, D)
+        shape = (x.shape[1], x.shape[2] * (x.shape[2] - 1), self.template.cfg.n_edge_types)
+        noise = []
+        for r in runs:
+            with r.draws(): noise.append(gumbel_exponentials(shape, x.device))
+        losses = torch.func.vmap(self._loss)(self.params, self.buffers, x, torch.stack(noise))
+        self.opt.param_groups[0]["lr"] = runs[0].opt.param_groups[0]["lr"]
+        self.opt.zero_grad(set_to_none=True)
+        losses.sum().backward()
+        self.opt.step()
+        for r, loss in zip(runs, losses.detach().float()): r.run_loss += loss
+
+
 class _StepGraph:
     """The optimiser steps of several members as one CUDA graph: one replay steps them all
 
     Each member's step is captured on a CUDA stream of its own (forked from the capture stream and joined back), so
-    the members' kernels can run side by side on the GPU; `streams=False` captures them one after another. Replay
-    reads each member's batch from the static index tensor `idx` `(members, batch)`."""
-    def __init__(self, runs: list, batch_size: int, streams: bool = True):
+    the members' kernels can run side by side on the GPU; `streams=False` captures them one after another; a `_Stack`
+    is captured as its one step. Replay reads each member's batch from the static index tensor `idx`
+    `(members, batch)`."""
+    def __init__(self, runs: list, batch_size: int, streams: bool = True, stack: _Stack | None = None):
         self.runs = runs
         self.idx = torch.zeros(len(runs), batch_size, dtype=torch.long, device=runs[0].device)
         self.graph = torch.cuda.CUDAGraph()
-        side = [torch.cuda.Stream() for _ in runs] if streams else []
+        side = [torch.cuda.Stream() for _ in runs] if streams and stack is None else []
         with torch.cuda.graph(self.graph):
             origin = torch.cuda.current_stream()
-            for k, run in enumerate(runs):
-                if streams:
+            if stack is not None: stack.train_step(self.idx)
+            for k, run in enumerate(runs if stack is None else []):
+                if side:
                     side[k].wait_stream(origin)
                     with torch.cuda.stream(side[k]): run.train_step(self.idx[k])
                 else: run.train_step(self.idx[k])
             for s in side: origin.wait_stream(s)
 
     @staticmethod
-    def key_of(runs: list) -> tuple:
-        "What a captured graph depends on: its members and their learning rates (captured as constants)."
-        return tuple((id(r), r.opt.param_groups[0]["lr"]) for r in runs)
+    def key_of(runs: list, stacked: bool = False) -> tuple:
+        """What a captured graph depends on: its members, their learning rates (captured as constants) and whether
+        they step as a stack."""
+        return (stacked, *((id(r), r.opt.param_groups[0]["lr"]) for r in runs))
 
     def replay(self):
         "One step of every member on its next batch."
@@ -425,15 +521,18 @@ class _StepGraph:
 
 
 class _Engine:
-    """Steps the members of one `fit` call: on CUDA through a `_StepGraph` once warmed up, on the CPU side by side
+    """Steps the members of one `fit` call: as a `_Stack` where they can, on CUDA through a `_StepGraph` once warmed
+    up, on the CPU side by side
 
+    Members that can step as one model (`_Stack.can_stack`: by default on CUDA, on the CPU with
+    `TrainConfig.stack_members=True`) do; a stack is rebuilt when the members stepping change (one finishes early).
     On CUDA the first `WARMUP` full batches run eagerly on a side stream (as CUDA graph capture requires); a capture
     that fails falls back to one stream, then to eager steps, with a warning, so training never stops for it. On the
-    CPU, with torch's `n` threads (n > 1) and several members, the members step in `n` threads of one torch thread
-    each, as `n` one-thread processes would. Models with dropout (its masks come from the shared generator) or bf16
-    autocast take turns instead: torch keeps autocast's cast cache for the whole process and empties it whenever a
-    thread leaves autocast, so threads side by side would change each other's numbers (measured: a bf16 model's
-    gradients differed from the same model's alone; fp32 models are bit-identical)."""
+    CPU, with torch's `n` threads (n > 1) and several members not stacked, the members step in `n` threads of one
+    torch thread each, as `n` one-thread processes would. Models with dropout (its masks come from the shared
+    generator) or bf16 autocast take turns instead: torch keeps autocast's cast cache for the whole process and
+    empties it whenever a thread leaves autocast, so threads side by side would change each other's numbers
+    (measured: a bf16 model's gradients differed from the same model's alone; fp32 models are bit-identical)."""
     WARMUP = 3
 
     def __init__(self, runs: list, stop_after_steps: int | None):
@@ -443,9 +542,11 @@ class _Engine:
                            and len({r.cfg.batch_size for r in runs}) == 1)
         self.batch_size, self.graphs, self.warm_steps = cfg0.batch_size, {}, 0
         self.mode = "graph-streams" if self.use_graphs else "eager"
+        self.streams_ok = True  # a capture with a stream per member has not failed
+        self.stack, self.stack_key, self.stacking = None, None, True
         self.side = torch.cuda.Stream() if self.use_graphs else None
         workers = min(torch.get_num_threads(), len(runs))
-        side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1
+        side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1 and not _Stack.can_stack(runs)
                         and all(r.model.cfg.dropout == 0 and r.model.cfg.dtype == "fp32" for r in runs))
         self.torch_threads = torch.get_num_threads()
         # each worker sets one thread for itself: OpenMP (and oneDNN's bf16 kernels) read the count per OS thread
@@ -453,7 +554,8 @@ class _Engine:
         if self.pool is not None: torch.set_num_threads(1)
 
     def close(self):
-        "Give torch its threads back."
+        "Give torch its threads back, and each member its own step counter."
+        if self.stack is not None: self.stack.release()
         if self.pool is not None:
             self.pool.shutdown()
             torch.set_num_threads(self.torch_threads)
@@ -463,19 +565,34 @@ class _Engine:
         if self.pool is None or len(runs) < 2: return [fn(r) for r in runs]
         return list(self.pool.map(fn, runs))
 
+    def stack_for(self, stepping: list) -> _Stack | None:
+        "The stack of these runs: kept, or built now; None where they cannot step as one"
+        key = _Stack.key_of(stepping)
+        if key == self.stack_key: return self.stack
+        if self.stack is not None:
+            self.stack.release()
+            self.graphs = {k: g for k, g in self.graphs.items() if not k[0]}  # those captured the old stack's tensors
+        self.stack = _Stack(stepping) if self.stacking and _Stack.can_stack(stepping) else None
+        self.stack_key = key
+        return self.stack
+
     def step(self, stepping: list, bar):
         "One optimiser step of each run in `stepping` (each on its own next batch)."
-        full = all(len(r.batch()) == self.batch_size for r in stepping)
+        sizes = {len(r.batch()) for r in stepping}
+        full = sizes == {self.batch_size}
+        stack = self.stack_for(stepping if len(sizes) == 1 else [])
         if self.use_graphs and full and self.warm_steps >= self.WARMUP:
-            graph = self.graph_for(stepping)
+            graph = self.graph_for(stepping, stack)
             if graph is not None:
                 graph.replay()
                 for r in stepping: r.after_step(self.stop_after_steps)
                 return
+            stack = self.stack  # None if capturing the stack failed
         on_side = self.use_graphs and self.warm_steps < self.WARMUP
         if on_side: self.side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.side) if on_side else nullcontext():
-            self.each(lambda r: self.eager_step(r, bar if r is self.runs[0] else None), stepping)
+            if stack is not None and not self.stacked_step(stack): stack = None
+            if stack is None: self.each(lambda r: self.eager_step(r, bar if r is self.runs[0] else None), stepping)
         if on_side: torch.cuda.current_stream().wait_stream(self.side)
         if full: self.warm_steps += 1
 
@@ -487,20 +604,57 @@ class _Engine:
             r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
         if r.device.type == "cpu": r.active_s += time.perf_counter() - start
 
-    def graph_for(self, stepping: list) -> _StepGraph | None:
+    def stop_stacking(self, why: str):
+        """Step the members one by one from here on: stacking is an optimisation, so where it fails (its first step,
+        or its capture as a CUDA graph) training goes on without it, with a warning."""
+        warnings.warn(f"stepping {len(self.stack.runs)} models as one: {why}; stepping them one by one")
+        self.stack.release()
+        self.stacking, self.stack = False, None
+
+    def stacked_step(self, stack: _Stack) -> bool:
+        """One step of every member of `stack`; on the CPU each is charged the step's time, as on a GPU
+
+        False where a stack's first step fails (see `stop_stacking`)."""
+        start = time.perf_counter()
+        try: stack.train_step(torch.stack([r.batch() for r in stack.runs]))
+        except Exception as e:
+            if stack.steps: raise
+            self.stop_stacking(f"its first step failed ({type(e).__name__}: {e})")
+            return False
+        stack.steps += 1
+        seconds = time.perf_counter() - start
+        for r in stack.runs:
+            r.after_step(self.stop_after_steps)
+            if r.device.type == "cpu": r.active_s += seconds
+        return True
+
+    def graph_for(self, stepping: list, stack: _Stack | None = None) -> _StepGraph | None:
         """The graph of these runs at their learning rates: kept, or captured now (None where capture fails)
 
-        Few graphs are kept: one per set of runs that step together (all, or those left when others finish)."""
-        key = _StepGraph.key_of(stepping)
+        Few graphs are kept: one per set of runs that step together (all, or those left when others finish). A stack
+        whose capture fails is given up for graphs of its members (`stop_stacking`)."""
+        key = _StepGraph.key_of(stepping, stack is not None)
         if key in self.graphs: return self.graphs[key]
         if len(self.graphs) >= 4: self.graphs.clear()  # e.g. after a learning-rate step: the old ones are unused
         torch.cuda.synchronize()
-        for streams in ((True, False) if self.mode == "graph-streams" else (False,)):
+        if stack is not None:
+            try:
+                self.graphs[key] = _StepGraph(stepping, self.batch_size, stack=stack)
+                self.mode = "graph-stacked"
+                return self.graphs[key]
+            except Exception as e:
+                torch.cuda.synchronize()
+                self.stop_stacking(f"capturing its step as a CUDA graph failed ({type(e).__name__}: {e})")
+                key = _StepGraph.key_of(stepping)
+                if key in self.graphs: return self.graphs[key]
+        attempts = [(m, s) for m, s in (("graph-streams", True), ("graph-serial", False)) if self.streams_ok or not s]
+        for mode, streams in attempts:
             try:
                 self.graphs[key] = _StepGraph(stepping, self.batch_size, streams)
-                self.mode = "graph-streams" if streams else "graph-serial"
+                self.mode = mode
                 return self.graphs[key]
             except Exception as e:  # capture is an optimisation: any failure leaves eager steps, never a stopped run
+                self.streams_ok = self.streams_ok and not streams
                 warnings.warn(f"CUDA graph capture ({'one stream per model' if streams else 'one stream'}) failed, "
                               f"{'trying one stream' if streams else 'training without CUDA graphs'}: "
                               f"{type(e).__name__}: {e}")
@@ -538,7 +692,6 @@ def _on_device(data, device: torch.device, converted: dict):
     if isinstance(data, dict): return {k: convert(v) for k, v in data.items()}
     if isinstance(data, (tuple, list)): return tuple(convert(v) for v in data)
     return data
-
 
 # %% ../nbs/14_train.ipynb #d6ac8bf4
 def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, resume: bool = True,
@@ -620,7 +773,7 @@ RUN_KEYS = ("data", "features", "model", "train")  # what must match for a run f
 # training settings that may change between a run and its resumption: the budget may grow (a finished run continues
 # exactly as a longer run from the start would: the learning-rate steps do not depend on the epochs planned) or shrink,
 # and how the step runs on a GPU does not change what it computes
-VOLATILE = ("progress", "device", "compile", "minutes", "epochs", "patience", "cuda_graphs")
+VOLATILE = ("progress", "device", "compile", "minutes", "epochs", "patience", "cuda_graphs", "stack_members")
 
 def write_or_check_run(run_file, run: dict):
     """Write `run.json` atomically, or check the existing one

@@ -1,7 +1,7 @@
 """Ensemble training throughput: K models trained by one `fit` call, at the paper's settings.
 
 usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
-           [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes]
+           [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto]
 
 Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
 k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
@@ -9,8 +9,10 @@ shape (speed does not depend on the values) for 3 epochs of `--steps` batches of
 third epochs are timed (the first absorbs start-up and, on CUDA, the CUDA-graph warm-up and capture).
 Prints `name: value` lines, for each model and K: samples/s per member, aggregate samples/s, TFLOP/s (torch's flop
 counter on one training step of one member: forward and backward) and, on CUDA, the fraction of the bf16 dense
-peak (`--peak-tflops`, default 989: H100/H200 SXM) and how the steps ran (`step_mode`: graph-streams, graph-serial
+peak (`--peak-tflops`, default 989: H100/H200 SXM) and how the steps ran (`step_mode`: graph-stacked, graph-streams, graph-serial
 or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
+`--stack` says whether the members step as one model with stacked weights (`TrainConfig.stack_members`: `auto` on
+CUDA only, `on`, `off`); the models that cannot stack (the temperature and unobserved ones) step member by member.
 `--processes` (CPU) also trains the same K members as K separate one-thread processes, two side by side (the way
 `make reports` trains them), and prints their aggregate samples/s beside the ensemble's.
 """
@@ -63,8 +65,11 @@ def flops_per_step(name: str, dtype: str, device) -> float:
     return float(counter.get_total_flops())
 
 
+STACK = {"auto": None, "on": True, "off": False}
+
+
 def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs: bool = True,
-                  compile: bool = False) -> tuple[float, str]:
+                  compile: bool = False, stack: str = "auto") -> tuple[float, str]:
     "Aggregate training samples/s of `k` members in one `fit` over epochs 2 and 3, and how a GPU ran the steps."
     n = steps * BATCH
     x = torch.randn(n, n_series(name), 49, 4, device=device)
@@ -74,7 +79,8 @@ def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs
         "Wall-clock seconds of `epochs` epochs of fresh models, and the first model's history."
         models = [build(name, dtype, seed) for seed in range(k)]
         cfgs = [TrainConfig(epochs=epochs, batch_size=BATCH, progress=False, seed=seed, device=str(device),
-                            checkpoint_every=0, cuda_graphs=cuda_graphs, compile=compile) for seed in range(k)]
+                            checkpoint_every=0, cuda_graphs=cuda_graphs, compile=compile, stack_members=STACK[stack])
+                for seed in range(k)]
         start = time.perf_counter()
         history = fit(models, data, None, cfgs)[0]
         return time.perf_counter() - start, history
@@ -113,6 +119,8 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=None, help="skip the larger K of a model once one run took this long")
     ap.add_argument("--processes", action="store_true", help="CPU: also the members as separate processes")
     ap.add_argument("--compile", action="store_true", help="torch.compile each member's encoder (TrainConfig.compile)")
+    ap.add_argument("--stack", default="auto", choices=tuple(STACK),
+                    help="members as one model with stacked weights (TrainConfig.stack_members; auto: on CUDA)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -125,12 +133,13 @@ def main():
     print(f"threads: {torch.get_num_threads()}")
     print(f"dtype: {args.dtype}")
     print(f"compile: {args.compile}")
+    print(f"stack: {args.stack}")
     for name in args.models:
         flops = flops_per_step(name, args.dtype, device)
         print(f"{name}_gflop_per_sample: {flops / BATCH / 1e9:.3f}", flush=True)
         for k in args.ks:
             start = time.perf_counter()
-            try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device, compile=args.compile)
+            try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device, compile=args.compile, stack=args.stack)
             except Exception as e:  # one model's failure (e.g. out of memory) leaves the others measured
                 print(f"{name}_k{k}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
                 break
