@@ -460,9 +460,11 @@ class _Stack:
                 and not any(r.extras for r in runs) and len({s for ss in steps for s in ss}) == 1)
 
     def release(self):
-        "Give each member its own step counter again (it may step on its own from now on)."
+        """Give each member its own tensors again (it may step on its own from now on, or outlive the others): weights,
+        buffers, Adam moments and step counter become copies of its slices."""
         for run in self.runs:
-            for state in run.opt.state.values(): state["step"] = state["step"].clone()
+            for t in (*run.model.parameters(), *run.model.buffers()): t.data = t.data.clone()
+            for state in run.opt.state.values(): state.update({k: v.clone() for k, v in state.items()})
 
     def _loss(self, params: dict, buffers: dict, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
         "One member's training loss from its weights, buffers, batch `(B, N, T, D)` and Exp(1) draws `(B, E, K)`"
@@ -554,7 +556,7 @@ class _Engine:
         if self.pool is not None: torch.set_num_threads(1)
 
     def close(self):
-        "Give torch its threads back, and each member its own step counter."
+        "Give torch its threads back, and each member of a stack its own tensors."
         if self.stack is not None: self.stack.release()
         if self.pool is not None:
             self.pool.shutdown()
