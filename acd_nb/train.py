@@ -412,6 +412,8 @@ class _Stack:
     drawn beforehand from each member's own generator (`random_source(exponentials=)`), and one Adam step updates the
     stacked tensors elementwise, as each member's own Adam would. What differs from the members stepped alone is
     only the order in which the batched matrix products sum (see the equivalence test below)."""
+    MOMENTS = ("exp_avg", "exp_avg_sq")  # Adam's per-weight state besides its step count
+
     def __init__(self, runs: list):
         self.runs, self.template, self.steps = runs, runs[0].model, 0
         params = [dict(r.model.named_parameters()) for r in runs]
@@ -423,14 +425,13 @@ class _Stack:
             states = [r.opt.state[p[name]] for r, p in zip(runs, params)]
             self.opt.state[stacked] = {  # a member without steps yet gets Adam's initial state
                 "step": states[0]["step"].clone() if states[0] else self._first_step(stacked),
-                "exp_avg": torch.stack([s["exp_avg"] if s else torch.zeros_like(p[name]) for s, p in zip(states, params)]),
-                "exp_avg_sq": torch.stack([s["exp_avg_sq"] if s else torch.zeros_like(p[name])
-                                           for s, p in zip(states, params)])}
+                **{m: torch.stack([s[m] if s else torch.zeros_like(p[name]) for s, p in zip(states, params)])
+                   for m in self.MOMENTS}}
         for k, (run, p, b) in enumerate(zip(runs, params, buffers)):
             for name, stacked in self.params.items():
                 p[name].data = stacked.detach()[k]
                 run.opt.state[p[name]] = {"step": self.opt.state[stacked]["step"],  # one counter, stepped once
-                                          **{m: self.opt.state[stacked][m][k] for m in ("exp_avg", "exp_avg_sq")}}
+                                          **{m: self.opt.state[stacked][m][k] for m in self.MOMENTS}}
             for name, stacked in self.buffers.items(): b[name].data = stacked[k]
             run.opt._opt_called = True  # its steps are the stack's: no "scheduler before optimizer" warning
 
@@ -449,9 +450,9 @@ class _Stack:
         """Whether `runs` can step as one: two or more plain ACD models with the same settings and no dropout, whose
         noise is one Gumbel sample per step (an MLP decoder) and whose data have no extra inputs (no gaps), at the
         same point of the same schedule"""
-        if len(runs) < 2 or not all(r.cfg.stack_members is not False for r in runs): return False
+        asked = lambda r: r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda")
+        if len(runs) < 2 or not all(asked(r) for r in runs): return False
         first = runs[0]
-        if not all(r.cfg.stack_members or r.device.type == "cuda" for r in runs): return False
         same = lambda f: len({f(r) for r in runs}) == 1
         plain = all(type(r.model) is ACD and r.model.cfg == first.model.cfg and not r.cfg.compile for r in runs)
         if not (plain and first.model.cfg.dropout == 0 and first.model.cfg.decoder == "mlp" and first.world == 1): return False
