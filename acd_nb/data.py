@@ -65,34 +65,45 @@ class Normalizer:
             raise ValueError(f"feature group(s) {constant} are constant in the training data; cannot scale them")
         return self
 
-    def _per_feature(self, x):
-        "Per-feature (min, range) matching `x`'s type, dtype and device"
+    def low_span(self) -> tuple[np.ndarray, np.ndarray]:
+        "Per-feature minimum and range `(D,)` each, float64"
         if self.mins is None: raise ValueError("Normalizer is not fitted: call fit(train_x) or build it with from_dict")
         n_features = sum(len(g) for g in self.groups)
-        if x.shape[-1] != n_features:
-            raise ValueError(f"data has {x.shape[-1]} features but the normalizer was fitted on {n_features}")
-        def lo_span():
-            lo, span = np.zeros(n_features), np.zeros(n_features)
-            for g, mn, mx in zip(self.groups, self.mins, self.maxs): lo[g], span[g] = mn, mx - mn
-            return lo, span
+        lo, span = np.zeros(n_features), np.zeros(n_features)
+        for g, mn, mx in zip(self.groups, self.mins, self.maxs): lo[g], span[g] = mn, mx - mn
+        return lo, span
+
+    def _per_feature(self, x):
+        "Per-feature (min, range) matching `x`'s type, dtype and device"
+        lo, span = self.low_span()
+        if x.shape[-1] != len(lo):
+            raise ValueError(f"data has {x.shape[-1]} features but the normalizer was fitted on {len(lo)}")
         if isinstance(x, torch.Tensor):  # kept per dtype and device: a copy from the host cannot be in a CUDA graph
             key = (tuple(self.mins), tuple(self.maxs), x.dtype, x.device)
             cached = self.__dict__.setdefault("_tensors", {})
-            if key not in cached: cached[key] = tuple(torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in lo_span())
+            if key not in cached: cached[key] = tuple(torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in (lo, span))
             return cached[key]
-        return tuple(v.astype(x.dtype) for v in lo_span())
+        return lo.astype(x.dtype), span.astype(x.dtype)
+
+    @staticmethod
+    def scale(x, low, span):
+        "Raw `x (..., D)` -> scaled, by per-feature `low` and `span` `(D,)` (see `low_span`)"
+        return 2 * (x - low) / span - 1
+
+    @staticmethod
+    def unscale(x, low, span):
+        "Scaled `x (..., D)` -> raw units: the inverse of `scale`"
+        return (x + 1) / 2 * span + low
 
     def transform(self, x):
         """Raw `(..., D)` series -> scaled; training data lands in [-1, 1]
 
         Keeps numpy/torch, dtype and device."""
-        lo, span = self._per_feature(x)
-        return 2 * (x - lo) / span - 1
+        return self.scale(x, *self._per_feature(x))
 
     def inverse_transform(self, x):
         "Scaled `(..., features)` series -> raw units."
-        lo, span = self._per_feature(x)
-        return (x + 1) / 2 * span + lo
+        return self.unscale(x, *self._per_feature(x))
 
     def to_dict(self) -> dict: return {"groups": self.groups, "mins": self.mins, "maxs": self.maxs}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch._C._functorch import is_batchedtensor  # whether a tensor is traced by torch.func.vmap
 
 from .core import edges_to_matrix
 from .data import Normalizer
@@ -185,7 +186,13 @@ class _SimDecoder(nn.Module):
     Subclasses implement `advance`."""
     def __init__(self, normalizer: dict | None = None):
         super().__init__()
-        self.normalizer = None if normalizer is None else Normalizer.from_dict(normalizer)
+        # the normaliser's per-feature (low, span), float64, as buffers (not saved: the config holds the normaliser),
+        # so that models trained on differently scaled data can step as one model with stacked buffers
+        self.scaled = normalizer is not None
+        if self.scaled:
+            low, span = Normalizer.from_dict(normalizer).low_span()
+            self.register_buffer("scale_low", torch.as_tensor(low), persistent=False)
+            self.register_buffer("scale_span", torch.as_tensor(span), persistent=False)
 
     def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1,
                 observed: torch.Tensor | None = None, **params) -> torch.Tensor:
@@ -194,11 +201,12 @@ class _SimDecoder(nn.Module):
         dtype = x.dtype if x.dtype == torch.float64 else torch.float32
         with torch.autocast(x.device.type, enabled=False):
             x = x.to(dtype)
-            phys = x if self.normalizer is None else self.normalizer.inverse_transform(x)
+            units = (self.scale_low.to(dtype), self.scale_span.to(dtype)) if self.scaled else None
+            phys = x if units is None else Normalizer.unscale(x, *units)
             weights = edges_to_matrix(edges[..., 1].to(dtype))[:, None]  # (B, 1, N, N): [b, 0, i, j] = weight of i -> j
             out = restart_rollout(phys, prediction_steps, lambda state: self.advance(state, weights, **params),
                                   observed)
-            return out if self.normalizer is None else self.normalizer.transform(out)
+            return out if units is None else Normalizer.scale(out, *units)
 
 # %% ../nbs/12_decoders.ipynb #036c1f54
 class SpringsSimDecoder(_SimDecoder):
@@ -223,8 +231,9 @@ class SpringsSimDecoder(_SimDecoder):
             # reflect at the walls; on the CPU, checking first skips the four masked passes in substeps where no
             # particle of the batch is beyond a wall. Measured on temperature springs (alpha 2): 89% of samples never
             # cross a wall, so one sample usually skips every pass, a training batch of 128 about half of them (a few
-            # % of a training step). On a GPU the check would cost a synchronisation per substep.
-            if loc.device.type != "cpu" or bool((loc.abs() > box).any()):
+            # % of a training step). On a GPU the check would cost a synchronisation per substep; inside
+            # `torch.func.vmap` (an ensemble stepped as one model) no value can be branched on.
+            if loc.device.type != "cpu" or is_batchedtensor(loc) or bool((loc.abs() > box).any()):
                 over, under = loc > box, loc < -box
                 loc = torch.where(over, 2 * box - loc, torch.where(under, -2 * box - loc, loc))
                 vel = torch.where(over, -vel.abs(), torch.where(under, vel.abs(), vel))

@@ -23,7 +23,7 @@ from torch import nn
 
 from .core import matrix_to_edges
 from .infer import evaluate
-from .model import ACD, ACDConfig, build_encoder, model_generator
+from .model import ACD, ACDConfig, build_encoder, model_draw
 from .nn import init_linear
 
 # %% auto #0
@@ -176,7 +176,7 @@ class LatentTemperatureACD(ACD):
         The training sample is reparameterised."""
         mean, half = uniform_posterior(params)
         if not self.training: return mean
-        uniform = torch.rand(mean.shape, generator=model_generator(), dtype=mean.dtype, device=mean.device)
+        uniform = model_draw("uniform", mean.shape, mean.device)
         return mean + half * (2 * uniform - 1)
 
     def _edge_logits(self, x: torch.Tensor, unit_temperature: torch.Tensor) -> torch.Tensor:
@@ -213,6 +213,12 @@ class LatentTemperatureACD(ACD):
         if tuple(temperature.shape) != (x.shape[0],):
             raise ValueError(f"temperature must have shape ({x.shape[0]},) to match x, got {tuple(temperature.shape)}")
         return super().decode(x, edges, prediction_steps, strength=temperature)
+
+    def training_draws(self, x_shape: tuple) -> list[tuple[str, tuple]]:
+        """The draws of one training `loss` on `x_shape` `(B, N, T, D)`: the temperature's posterior sample `(B,)`
+        (none for the temperature oracle), then the edges' Gumbel noise (none for the graph oracle)"""
+        temperature = [] if self.cfg.oracle == "temperature" else [("uniform", (x_shape[0],))]
+        return temperature + ([] if self.cfg.oracle == "graph" else super().training_draws(x_shape))
 
     def kl_temperature(self, params: torch.Tensor) -> torch.Tensor:
         "KL of the temperature posterior to U(0, 4 alpha), averaged over samples."

@@ -105,6 +105,15 @@ class UnobservedACD(ACD):
         "Nodes M of the predicted graph: N+H, or N for `none`."
         return self.cfg.n_observed + (0 if self.cfg.hidden_model == "none" else self.cfg.n_hidden)
 
+    @property
+    def stacks(self) -> bool:
+        "Whether members can step as one model: not with the LSTM (torch's `aten::lstm` has no `vmap` rule)."
+        return self.cfg.hidden_model not in ("latent", "supervised")
+
+    def training_draws(self, x_shape: tuple) -> list[tuple[str, tuple]]:
+        "The draws of one training `loss` on input `x_shape` `(B, N, T, D)`: the Gumbel noise of the M-node graph."
+        return super().training_draws((x_shape[0], self.n_graph_nodes, *x_shape[2:]))
+
     def check_input(self, x: torch.Tensor) -> torch.Tensor:
         "Shape checks of `ACD.check_input` plus the number of input series `n_inputs`."
         super().check_input(x)

@@ -8,6 +8,7 @@ Docs: https://acd-nb.github.io/acd_nb/model.html.md"""
 # %% ../nbs/13_model.ipynb #2f80d048
 from __future__ import annotations
 
+import json
 import math
 import threading
 from contextlib import contextmanager, nullcontext
@@ -23,8 +24,8 @@ from .decoders import GRUDecoder, KuramotoSimDecoder, MLPDecoder, SpringsSimDeco
 from .encoders import CNNEncoder, MLPEncoder
 
 # %% auto #0
-__all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder', 'random_source',
-           'model_generator', 'gumbel_exponentials', 'ACD', 'with_mask_input']
+__all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'DRAW_KINDS', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder',
+           'random_source', 'model_generator', 'model_draw', 'ACD', 'with_mask_input']
 
 # %% ../nbs/13_model.ipynb #d2649d74
 def draw_architecture(ax=None):
@@ -142,32 +143,42 @@ def build_decoder(cfg: ACDConfig) -> nn.Module:
 # %% ../nbs/13_model.ipynb #c9d2e7f4
 _RANDOM = threading.local()
 
+DRAW_KINDS = ("exponential", "uniform")  # Exp(1): a Gumbel-softmax sample's noise; U(0, 1): a latent's posterior sample
+
 @contextmanager
-def random_source(generator: torch.Generator | None, exponentials: torch.Tensor | None = None):
+def random_source(generator: torch.Generator | None, drawn: list[tuple[str, torch.Tensor]] | None = None):
     """Within the block, this thread's model draws (Gumbel noise, latent samples) come from `generator`
 
     None: the default generator. `acd_nb.train` gives each model of an ensemble its own, so models trained side
-    by side, in turns or in threads, draw what they would draw alone. `exponentials` `(B, E, K)`: the Exp(1) draws
-    of the block's one Gumbel-softmax sample, drawn beforehand (`gumbel_exponentials`): inside `torch.func.vmap`,
-    which steps the members of an ensemble as one model, no generator can be drawn from."""
-    previous = getattr(_RANDOM, "generator", None), getattr(_RANDOM, "exponentials", None)
-    _RANDOM.generator, _RANDOM.exponentials = generator, exponentials
-    try: yield generator
-    finally: _RANDOM.generator, _RANDOM.exponentials = previous
+    by side, in turns or in threads, draw what they would draw alone. `drawn`: the block's draws as `(kind, tensor)`
+    pairs, made beforehand in the order the model makes them (`ACD.training_draws`); inside `torch.func.vmap`, which
+    steps the members of an ensemble as one model, no generator can be drawn from."""
+    previous = getattr(_RANDOM, "generator", None), getattr(_RANDOM, "drawn", None)
+    _RANDOM.generator, _RANDOM.drawn = generator, None if drawn is None else list(drawn)
+    try:
+        yield generator
+        if _RANDOM.drawn: raise ValueError(f"the model made fewer draws than it was given: {len(_RANDOM.drawn)} left")
+    finally: _RANDOM.generator, _RANDOM.drawn = previous
 
 def model_generator() -> torch.Generator | None:
     "The generator of the enclosing `random_source` on this thread, or None (the default generator)."
     return getattr(_RANDOM, "generator", None)
 
-def gumbel_exponentials(shape: tuple, device=None) -> torch.Tensor:
-    """Exp(1) draws `shape` for a Gumbel-softmax sample: the enclosing `random_source`'s given ones, or new ones from
-    its generator (the numbers `ACD.sample_edges` draws for logits of that shape)"""
-    drawn = getattr(_RANDOM, "exponentials", None)
-    if drawn is not None:
-        if tuple(drawn.shape) != tuple(shape):
-            raise ValueError(f"the drawn Gumbel noise has shape {tuple(drawn.shape)}, the logits {tuple(shape)}")
-        return drawn
-    return torch.empty(shape, device=device).exponential_(generator=model_generator())
+def model_draw(kind: str, shape: tuple, device=None) -> torch.Tensor:
+    """Float32 draws `shape` of `kind` (see `DRAW_KINDS`) for a model: the next of the enclosing `random_source`'s
+    given draws, or new ones from its generator (`torch.rand`'s numbers for "uniform", `F.gumbel_softmax`'s noise
+    for "exponential")"""
+    if kind not in DRAW_KINDS: raise ValueError(f"unknown draw {kind!r}; choose one of {DRAW_KINDS}")
+    drawn = getattr(_RANDOM, "drawn", None)
+    if drawn is None:
+        out = torch.empty(shape, device=device)
+        return out.exponential_(generator=model_generator()) if kind == "exponential" else \
+            out.uniform_(generator=model_generator())
+    if not drawn: raise ValueError(f"the model draws more than it was given: one more {kind} {tuple(shape)}")
+    given_kind, given = drawn.pop(0)
+    if (given_kind, tuple(given.shape)) != (kind, tuple(shape)):
+        raise ValueError(f"the model draws {kind} {tuple(shape)} where {given_kind} {tuple(given.shape)} was given")
+    return given
 
 # %% ../nbs/13_model.ipynb #23c44f09
 class ACD(nn.Module):
@@ -222,13 +233,29 @@ class ACD(nn.Module):
         with self.autocast(x.device.type):
             return self.encoder(x)
 
+    # whether members of an ensemble can step as one model, `torch.func.vmap` over their stacked weights
+    stacks = True
+
+    def stack_key(self) -> str:
+        """What members must share to step as one model: class and config, less what the model keeps in buffers,
+        which stack per member (a simulation decoder's normaliser)"""
+        cfg = self.cfg.to_dict()
+        if cfg.get("sim"): cfg["sim"] = {k: v for k, v in cfg["sim"].items() if k != "normalizer"}
+        return f"{type(self).__name__} {json.dumps(cfg, sort_keys=True, default=str)}"
+
+    def training_draws(self, x_shape: tuple) -> list[tuple[str, tuple]]:
+        """The draws `(kind, shape)` (see `model_draw`) one training `loss` on series of shape `x_shape` `(B, N, T, D)`
+        makes, in order: members stepped as one model make them beforehand, each from its own generator"""
+        b, n = x_shape[0], x_shape[1]
+        return [("exponential", (b, n * (n - 1), self.cfg.n_edge_types))]
+
     def sample_edges(self, logits: torch.Tensor, hard: bool = False, tau: float | None = None) -> torch.Tensor:
         """Gumbel-softmax sample `(B, E, K)` from logits
 
         `hard=True` gives exact one-hot samples with a straight-through gradient."""
         # F.gumbel_softmax's computation, drawing from this thread's `random_source` (the default generator if none)
         logits = logits.float()
-        noise = gumbel_exponentials(logits.shape, logits.device)
+        noise = model_draw("exponential", logits.shape, logits.device)
         soft = ((logits - noise.log()) / (self.cfg.tau if tau is None else tau))
         soft = soft.softmax(-1)
         if not hard: return soft

@@ -18,6 +18,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, fields, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
 from .data import DatasetConfig, epoch_batches, feature_stats, fill_missing, load_dataset
 from .metrics import edge_auroc
-from .model import ACD, ACDConfig, gumbel_exponentials, random_source
+from .model import ACD, ACDConfig, model_draw, random_source
 from .sims import SimConfig
 
 # %% auto #0
@@ -408,10 +409,12 @@ class _Stack:
     Every weight, buffer and Adam moment of the K members is one tensor `(K, ...)`, and each member's own tensors
     become views of it, so checkpoints, validation and resume read a member as they read a model trained alone. One
     step computes all K losses, each member on its own batch, as one batched computation (`torch.func.vmap` of the
-    model over the stacked weights: one kernel per layer for all members instead of one per member), the Gumbel noise
-    drawn beforehand from each member's own generator (`random_source(exponentials=)`), and one Adam step updates the
-    stacked tensors elementwise, as each member's own Adam would. What differs from the members stepped alone is
-    only the order in which the batched matrix products sum (see the equivalence test below)."""
+    model over the stacked weights: one kernel per layer for all members instead of one per member), the random draws
+    (Gumbel noise, a latent's posterior sample: `ACD.training_draws`) made beforehand from each member's own generator
+    (`random_source(drawn=)`), each member's extra inputs (an oracle's truth, the mask of data with gaps) stacked
+    like its batch, and one Adam step updates the stacked tensors elementwise, as each member's own Adam would. What
+    differs from the members stepped alone is only the order in which the batched matrix products sum (see the
+    equivalence test below)."""
     MOMENTS = ("exp_avg", "exp_avg_sq")  # Adam's per-weight state besides its step count
 
     def __init__(self, runs: list):
@@ -446,19 +449,24 @@ class _Stack:
         return tuple(id(r) for r in runs)
 
     @staticmethod
-    def can_stack(runs: list) -> bool:
-        """Whether `runs` can step as one: two or more plain ACD models with the same settings and no dropout, whose
-        noise is one Gumbel sample per step (an MLP decoder) and whose data have no extra inputs (no gaps), at the
-        same point of the same schedule"""
-        asked = lambda r: r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda")
-        if len(runs) < 2 or not all(asked(r) for r in runs): return False
-        first = runs[0]
-        same = lambda f: len({f(r) for r in runs}) == 1
-        plain = all(type(r.model) is ACD and r.model.cfg == first.model.cfg and not r.cfg.compile for r in runs)
-        if not (plain and first.model.cfg.dropout == 0 and first.model.cfg.decoder == "mlp" and first.world == 1): return False
-        steps = [[float(s["step"]) if s else 0.0 for s in r.opt.state.values()] or [0.0] for r in runs]
-        return (same(lambda r: r.cfg.batch_size) and same(lambda r: r.opt.param_groups[0]["lr"])
-                and not any(r.extras for r in runs) and len({s for ss in steps for s in ss}) == 1)
+    def groups(runs: list) -> list[list]:
+        """`runs` split into groups that can step as one, in order of their first run
+
+        The runs of a group share the model's class and config (`ACD.stack_key`: all but what each keeps in buffers,
+        such as a simulation decoder's normaliser), batch size, learning rate and its schedule, extra inputs and step
+        count. A run is a group of its own where stacking is not asked for (`TrainConfig.stack_members`: by default
+        on CUDA only), its model cannot stack (`ACD.stacks`: the LSTM of `acd_nb.latent_unobserved`), it has dropout
+        (its masks come from torch's default generator, not the member's), or it is compiled or under torchrun."""
+        def key(r):
+            asked = r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda")
+            steps = {float(s["step"]) if s else 0.0 for s in r.opt.state.values()} or {0.0}
+            if not (asked and r.model.stacks and r.model.cfg.dropout == 0 and not r.cfg.compile and r.world == 1
+                    and len(steps) == 1): return id(r)
+            schedule = (r.opt.param_groups[0]["lr"], r.cfg.lr_decay_every, r.cfg.lr_decay_gamma)
+            return r.model.stack_key(), r.cfg.batch_size, schedule, tuple(r.extras), steps.pop()
+        grouped = {}
+        for r in runs: grouped.setdefault(key(r), []).append(r)
+        return list(grouped.values())
 
     def release(self):
         """Give each member its own tensors again (it may step on its own from now on, or outlive the others): weights,
@@ -467,21 +475,22 @@ class _Stack:
             for t in (*run.model.parameters(), *run.model.buffers()): t.data = t.data.clone()
             for state in run.opt.state.values(): state.update({k: v.clone() for k, v in state.items()})
 
-    def _loss(self, params: dict, buffers: dict, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
-        "One member's training loss from its weights, buffers, batch `(B, N, T, D)` and Exp(1) draws `(B, E, K)`"
-        with random_source(None, noise):
-            return torch.func.functional_call(self.template, (params, buffers), (x,))["loss"]
-
     def train_step(self, idx: torch.Tensor):
         """One optimiser step of every member, member k on the samples `idx[k]` (`idx` `(members, batch)`); each
         member's loss is added to its `run_loss` on the device"""
-        runs = self.runs
+        runs, template = self.runs, self.template
         x = torch.stack([r.x[i] for r, i in zip(runs, idx)])                           # (K, B, N, T, D)
-        shape = (x.shape[1], x.shape[2] * (x.shape[2] - 1), self.template.cfg.n_edge_types)
-        noise = []
+        extras = {name: torch.stack([r.extras[name][i] for r, i in zip(runs, idx)]) for name in runs[0].extras}
+        plan = template.training_draws(tuple(x.shape[1:]))
+        drawn = []
         for r in runs:
-            with r.draws(): noise.append(gumbel_exponentials(shape, x.device))
-        losses = torch.func.vmap(self._loss)(self.params, self.buffers, x, torch.stack(noise))
+            with r.draws(): drawn.append([model_draw(kind, shape, x.device) for kind, shape in plan])
+        drawn = [torch.stack(member_draws) for member_draws in zip(*drawn)]           # each (K, ...)
+
+        def member_loss(params, buffers, x, extras, drawn):
+            with random_source(None, [(kind, d) for (kind, _), d in zip(plan, drawn)]):
+                return torch.func.functional_call(template, (params, buffers), (x,), extras)["loss"]
+        losses = torch.func.vmap(member_loss)(self.params, self.buffers, x, extras, drawn)
         self.opt.param_groups[0]["lr"] = runs[0].opt.param_groups[0]["lr"]
         self.opt.zero_grad(set_to_none=True)
         losses.sum().backward()
@@ -493,29 +502,39 @@ class _StepGraph:
     """The optimiser steps of several members as one CUDA graph: one replay steps them all
 
     Each member's step is captured on a CUDA stream of its own (forked from the capture stream and joined back), so
-    the members' kernels can run side by side on the GPU; `streams=False` captures them one after another; a `_Stack`
-    is captured as its one step. Replay reads each member's batch from the static index tensor `idx`
-    `(members, batch)`."""
-    def __init__(self, runs: list, batch_size: int, streams: bool = True, stack: _Stack | None = None):
-        self.runs = runs
+    the members' kernels can run side by side on the GPU; `streams=False` captures them one after another. Each
+    `_Stack` of `stacks` is captured as its one step (on a stream of its own), its members' steps not. Replay reads each
+    member's batch from the static index tensor `idx` `(members, batch)`, members in the order `ordered` gives."""
+    def __init__(self, runs: list, batch_size: int, streams: bool = True, stacks: list = ()):
+        self.runs = self.ordered(runs, stacks)
         self.idx = torch.zeros(len(runs), batch_size, dtype=torch.long, device=runs[0].device)
+        steps, first = [], 0  # one per stack, then one per member stepping alone
+        for stack in stacks:
+            steps.append(partial(stack.train_step, self.idx[first:first + len(stack.runs)]))
+            first += len(stack.runs)
+        steps += [partial(run.train_step, self.idx[k]) for k, run in enumerate(self.runs[first:], first)]
         self.graph = torch.cuda.CUDAGraph()
-        side = [torch.cuda.Stream() for _ in runs] if streams and stack is None else []
+        side = [torch.cuda.Stream() for _ in steps] if streams else []
         with torch.cuda.graph(self.graph):
             origin = torch.cuda.current_stream()
-            if stack is not None: stack.train_step(self.idx)
-            for k, run in enumerate(runs if stack is None else []):
+            for k, step in enumerate(steps):
                 if side:
                     side[k].wait_stream(origin)
-                    with torch.cuda.stream(side[k]): run.train_step(self.idx[k])
-                else: run.train_step(self.idx[k])
+                    with torch.cuda.stream(side[k]): step()
+                else: step()
             for s in side: origin.wait_stream(s)
 
     @staticmethod
-    def key_of(runs: list, stacked: bool = False) -> tuple:
-        """What a captured graph depends on: its members, their learning rates (captured as constants) and whether
-        they step as a stack."""
-        return (stacked, *((id(r), r.opt.param_groups[0]["lr"]) for r in runs))
+    def ordered(runs: list, stacks: list = ()) -> list:
+        "`runs` in the graph's order: the members of each stack, then the others"
+        stacked = [r for stack in stacks for r in stack.runs]
+        return stacked + [r for r in runs if all(r is not s for s in stacked)]
+
+    @staticmethod
+    def key_of(runs: list, stacks: list = ()) -> tuple:
+        """What a captured graph depends on: how many stacks it steps, its members in order and their learning rates
+        (captured as constants)."""
+        return (len(stacks), *((id(r), r.opt.param_groups[0]["lr"]) for r in _StepGraph.ordered(runs, stacks)))
 
     def replay(self):
         "One step of every member on its next batch."
@@ -524,11 +543,13 @@ class _StepGraph:
 
 
 class _Engine:
-    """Steps the members of one `fit` call: as a `_Stack` where they can, on CUDA through a `_StepGraph` once warmed
+    """Steps the members of one `fit` call: in `_Stack`s where they can, on CUDA through a `_StepGraph` once warmed
     up, on the CPU side by side
 
-    Members that can step as one model (`_Stack.can_stack`: by default on CUDA, on the CPU with
-    `TrainConfig.stack_members=True`) do; a stack is rebuilt when the members stepping change (one finishes early).
+    Members that can step as one model (`_Stack.groups`: by default on CUDA, on the CPU with
+    `TrainConfig.stack_members=True`) do, each group of alike members as one stack (a report's seeds of one method,
+    say, beside another method's); the stacks are rebuilt when the members stepping change (one finishes early) or a
+    group's members reach batches of different sizes (the last of an epoch on data of different sizes).
     On CUDA the first `WARMUP` full batches run eagerly on a side stream (as CUDA graph capture requires); a capture
     that fails falls back to one stream, then to eager steps, with a warning, so training never stops for it. On the
     CPU, with torch's `n` threads (n > 1) and several members not stacked, the members step in `n` threads of one
@@ -546,10 +567,12 @@ class _Engine:
         self.batch_size, self.graphs, self.warm_steps = cfg0.batch_size, {}, 0
         self.mode = "graph-streams" if self.use_graphs else "eager"
         self.streams_ok = True  # a capture with a stream per member has not failed
-        self.stack, self.stack_key, self.stacking = None, None, True
+        self.stacks, self.stacks_key, self.stacking = [], None, True
+        self.grouped = (None, [])  # the stepping runs (`_Stack.key_of`) and their groups of two or more
         self.side = torch.cuda.Stream() if self.use_graphs else None
         workers = min(torch.get_num_threads(), len(runs))
-        side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1 and not _Stack.can_stack(runs)
+        stacks_any = any(len(group) > 1 for group in _Stack.groups(runs))
+        side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1 and not stacks_any
                         and all(r.model.cfg.dropout == 0 and r.model.cfg.dtype == "fp32" for r in runs))
         self.torch_threads = torch.get_num_threads()
         # each worker sets one thread for itself: OpenMP (and oneDNN's bf16 kernels) read the count per OS thread
@@ -558,7 +581,7 @@ class _Engine:
 
     def close(self):
         "Give torch its threads back, and each member of a stack its own tensors."
-        if self.stack is not None: self.stack.release()
+        for stack in self.stacks: stack.release()
         if self.pool is not None:
             self.pool.shutdown()
             torch.set_num_threads(self.torch_threads)
@@ -568,34 +591,45 @@ class _Engine:
         if self.pool is None or len(runs) < 2: return [fn(r) for r in runs]
         return list(self.pool.map(fn, runs))
 
-    def stack_for(self, stepping: list) -> _Stack | None:
-        "The stack of these runs: kept, or built now; None where they cannot step as one"
-        key = _Stack.key_of(stepping)
-        if key == self.stack_key: return self.stack
-        if self.stack is not None:
-            self.stack.release()
-            self.graphs = {k: g for k, g in self.graphs.items() if not k[0]}  # those captured the old stack's tensors
-        self.stack = _Stack(stepping) if self.stacking and _Stack.can_stack(stepping) else None
-        self.stack_key = key
-        return self.stack
+    def stacks_for(self, stepping: list) -> list:
+        """The stacks of these runs for this step, kept or built now: each group of two or more (`_Stack.groups`,
+        found when the runs stepping change) whose members' next batches are of one size"""
+        ids = _Stack.key_of(stepping)
+        if ids != self.grouped[0]:
+            self.grouped = (ids, [g for g in _Stack.groups(stepping) if len(g) > 1] if self.stacking else [])
+        groups = [g for g in self.grouped[1] if len({len(r.batch()) for r in g}) == 1]
+        key = tuple(_Stack.key_of(g) for g in groups)
+        if key != self.stacks_key:
+            self.release_stacks()
+            self.stacks, self.stacks_key = [_Stack(g) for g in groups], key
+        return self.stacks
+
+    def release_stacks(self):
+        "Each member of a stack its own tensors again, and the graphs that captured the stacks' tensors dropped."
+        for stack in self.stacks: stack.release()
+        self.stacks, self.stacks_key = [], None
+        self.graphs = {k: g for k, g in self.graphs.items() if not k[0]}
 
     def step(self, stepping: list, bar):
         "One optimiser step of each run in `stepping` (each on its own next batch)."
-        sizes = {len(r.batch()) for r in stepping}
-        full = sizes == {self.batch_size}
-        stack = self.stack_for(stepping if len(sizes) == 1 else [])
+        full = all(len(r.batch()) == self.batch_size for r in stepping)
+        stacks = self.stacks_for(stepping)
         if self.use_graphs and full and self.warm_steps >= self.WARMUP:
-            graph = self.graph_for(stepping, stack)
+            graph = self.graph_for(stepping, stacks)
             if graph is not None:
                 graph.replay()
                 for r in stepping: r.after_step(self.stop_after_steps)
                 return
-            stack = self.stack  # None if capturing the stack failed
+            stacks = self.stacks  # none if capturing the stacks failed
         on_side = self.use_graphs and self.warm_steps < self.WARMUP
         if on_side: self.side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.side) if on_side else nullcontext():
-            if stack is not None and not self.stacked_step(stack): stack = None
-            if stack is None: self.each(lambda r: self.eager_step(r, bar if r is self.runs[0] else None), stepping)
+            stepped = set()
+            for stack in stacks:
+                if not self.stacked_step(stack): break  # all stacks are given up: the rest step one by one
+                stepped.update(id(r) for r in stack.runs)
+            rest = [r for r in stepping if id(r) not in stepped]
+            self.each(lambda r: self.eager_step(r, bar if r is self.runs[0] else None), rest)
         if on_side: torch.cuda.current_stream().wait_stream(self.side)
         if full: self.warm_steps += 1
 
@@ -608,11 +642,12 @@ class _Engine:
         if r.device.type == "cpu": r.active_s += time.perf_counter() - start
 
     def stop_stacking(self, why: str):
-        """Step the members one by one from here on: stacking is an optimisation, so where it fails (its first step,
-        or its capture as a CUDA graph) training goes on without it, with a warning."""
-        warnings.warn(f"stepping {len(self.stack.runs)} models as one: {why}; stepping them one by one")
-        self.stack.release()
-        self.stacking, self.stack = False, None
+        """Step the members one by one from here on: stacking is an optimisation, so where it fails (a stack's first
+        step, or the capture of the stacks as a CUDA graph) training goes on without it, with a warning."""
+        n_models = sum(len(stack.runs) for stack in self.stacks)
+        warnings.warn(f"stepping {n_models} models as {len(self.stacks)} stacked model(s): {why}; stepping them one by one")
+        self.release_stacks()
+        self.stacking, self.grouped = False, (None, [])
 
     def stacked_step(self, stack: _Stack) -> bool:
         """One step of every member of `stack`; on the CPU each is charged the step's time, as on a GPU
@@ -631,23 +666,23 @@ class _Engine:
             if r.device.type == "cpu": r.active_s += seconds
         return True
 
-    def graph_for(self, stepping: list, stack: _Stack | None = None) -> _StepGraph | None:
+    def graph_for(self, stepping: list, stacks: list = ()) -> _StepGraph | None:
         """The graph of these runs at their learning rates: kept, or captured now (None where capture fails)
 
-        Few graphs are kept: one per set of runs that step together (all, or those left when others finish). A stack
-        whose capture fails is given up for graphs of its members (`stop_stacking`)."""
-        key = _StepGraph.key_of(stepping, stack is not None)
+        Few graphs are kept: one per set of runs that step together (all, or those left when others finish). Stacks
+        whose capture fails are given up for graphs of their members (`stop_stacking`)."""
+        key = _StepGraph.key_of(stepping, stacks)
         if key in self.graphs: return self.graphs[key]
         if len(self.graphs) >= 4: self.graphs.clear()  # e.g. after a learning-rate step: the old ones are unused
         torch.cuda.synchronize()
-        if stack is not None:
+        if stacks:
             try:
-                self.graphs[key] = _StepGraph(stepping, self.batch_size, stack=stack)
+                self.graphs[key] = _StepGraph(stepping, self.batch_size, self.streams_ok, stacks)
                 self.mode = "graph-stacked"
                 return self.graphs[key]
             except Exception as e:
                 torch.cuda.synchronize()
-                self.stop_stacking(f"capturing its step as a CUDA graph failed ({type(e).__name__}: {e})")
+                self.stop_stacking(f"capturing their step as a CUDA graph failed ({type(e).__name__}: {e})")
                 key = _StepGraph.key_of(stepping)
                 if key in self.graphs: return self.graphs[key]
         attempts = [(m, s) for m, s in (("graph-streams", True), ("graph-serial", False)) if self.streams_ok or not s]

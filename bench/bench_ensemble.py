@@ -12,7 +12,7 @@ counter on one training step of one member: forward and backward) and, on CUDA, 
 peak (`--peak-tflops`, default 989: H100/H200 SXM) and how the steps ran (`step_mode`: graph-stacked, graph-streams, graph-serial
 or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
 `--stack` says whether the members step as one model with stacked weights (`TrainConfig.stack_members`: `auto` on
-CUDA only, `on`, `off`); the models that cannot stack (the temperature and unobserved ones) step member by member.
+CUDA only, `on`, `off`); the unobserved model cannot stack (its LSTM has no `vmap` rule) and steps member by member.
 `--processes` (CPU) also trains the same K members as K separate one-thread processes, two side by side (the way
 `make reports` trains them), and prints their aggregate samples/s beside the ensemble's.
 """
