@@ -5,8 +5,9 @@
 #   3. a paper-scale report: REPORT's notebook at scale `paper` with PARAMS_JSON (its seeds trained as one ensemble),
 #      then executed with execnb (tools/train_parallel.py --execute).
 # Everything lands in $OUT: authors.log, bench.txt, <report>.tar.gz (executed notebook, results.json, figures) and
-# <report>_runs<k>.tar (each run folder's run.json, history.json, best.pt and a last.pt whose optimiser state is
-# stored in bf16: what the next GPU run resumes from; tools/pack_runs.py).
+# <report>_runs_<k>.tar, at most 5 volumes of 12 MiB (each run folder's run.json, history.json, best.pt and a
+# last.pt whose optimiser state is stored in bf16: what the next GPU run resumes from; tools/pack_runs.py), so that
+# the 8 files and 64 MiB a device call brings back hold it all.
 # Each phase has its own time limit (0 skips it) and a failed phase does not stop the next.
 # usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
 # The device call carries .whl (execnb and its needs) and .anchors (the authors' code, copied from
@@ -63,6 +64,6 @@ EOF
 timeout -k 10 "$report_s" python3 tools/train_parallel.py "nbs/$notebook.ipynb" --params "$params" --execute "$work/$report.ipynb"
 echo "report phase: exit $?, $((SECONDS - t2)) s"
 (cd "$work" && tar czf "$OUT/$report.tar.gz" $(ls "$report.ipynb" results.json *.png 2>/dev/null))
-python3 tools/pack_runs.py "$work/runs" "$OUT/${report}_runs"
+python3 tools/pack_runs.py "$work/runs" "$OUT/${report}_runs" --max-mib 12 --max-volumes 5
 ls -la "$OUT"
 echo "total: $((SECONDS - t0)) s"
