@@ -16,7 +16,7 @@ TOOL = [sys.executable, str(ROOT / "tools" / "pack_runs.py")]
 
 def tiny():
     seed_everything(0)
-    return ACD.from_config(ACDConfig(n_features=4, n_steps=12, hidden=8))
+    return ACD.from_config(ACDConfig(n_features=4, n_steps=12, hidden=64))  # weights, not headers, fill its files
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,8 @@ def test_packed_runs_unpack_whole_and_resume(trained, tmp_path):
     subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "back")], check=True)
     packed = sorted(tmp_path.glob("back_*.tar"))
     assert [p.name for p in packed] == ["back_1.tar"]  # three small runs: one volume
+    refused = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "back")], capture_output=True, text=True)
+    assert refused.returncode != 0 and "nothing is overwritten" in refused.stderr
     subprocess.run(TOOL + ["--unpack", *map(str, packed), "--into", str(tmp_path / "here")], check=True)
     for name in ("a_seed0", "a_seed1", "a_seed2"):
         original = load_checkpoint(root / "runs" / name / "last.pt")
@@ -72,4 +74,22 @@ def test_volumes_are_capped(trained, tmp_path):
     assert sorted(p.name for p in (tmp_path / "w_here" / "a_seed1").iterdir()) == ["best.pt", "history.json"]
     too_small = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "x"), "--max-mib", str(run_mib / 10)],
                                capture_output=True, text=True)
-    assert too_small.returncode != 0 and "more than a volume" in too_small.stderr and not list(tmp_path.glob("x_*"))
+    assert too_small.returncode != 0 and "more than a volume" in too_small.stderr and "nothing written" in too_small.stderr
+    assert not list(tmp_path.glob("x_*"))
+
+
+def test_rounded_weights_as_the_last_resort(trained, tmp_path):
+    root, _ = trained
+    sys.path.insert(0, str(ROOT / "tools"))
+    from pack_runs import packed_run
+    no_last_mib = sum(len(data) for _, data in packed_run(root / "runs" / "a_seed0", with_last=False)) / 2**20
+    cap = str(1.5 * no_last_mib)  # one run per volume without last.pt; two with best.pt's weights in bf16
+    out = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "r"), "--max-mib", cap, "--max-volumes", "2"],
+                         capture_output=True, text=True, check=True)
+    assert "rounding best.pt's weights to bf16" in out.stderr and len(list(tmp_path.glob("r_*.tar"))) == 2
+    subprocess.run(TOOL + ["--unpack", *map(str, sorted(tmp_path.glob("r_*.tar"))), "--into", str(tmp_path / "here")],
+                   check=True)
+    best, back = (load_checkpoint(d / "a_seed2" / "best.pt") for d in (root / "runs", tmp_path / "here"))
+    assert back["weights_rounded_to_bf16"]
+    for k, w in best["model"].items():
+        assert back["model"][k].dtype == w.dtype and torch.equal(back["model"][k], w.to(torch.bfloat16).to(w.dtype)), k

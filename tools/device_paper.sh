@@ -6,8 +6,9 @@
 #      then executed with execnb (tools/train_parallel.py --execute).
 # Everything lands in $OUT: authors.log, bench.txt, <report>.tar.gz (executed notebook, results.json, figures) and
 # <report>_runs_<k>.tar, at most 5 volumes of 12 MiB (each run folder's run.json, history.json, best.pt and a
-# last.pt whose optimiser state is stored in bf16: what the next GPU run resumes from; tools/pack_runs.py), so that
-# the 8 files and 64 MiB a device call brings back hold it all.
+# last.pt whose optimiser state is stored in bf16: what the next GPU run resumes from), so that the 8 files and
+# 64 MiB a device call brings back hold it all; where they cannot, less travels, with a warning (tools/pack_runs.py:
+# first no last.pt, then best.pt's weights in bf16).
 # Each phase has its own time limit (0 skips it) and a failed phase does not stop the next.
 # usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
 # The device call carries .whl (execnb and its needs) and .anchors (the authors' code, copied from
