@@ -1,7 +1,7 @@
 """Ensemble training throughput: K models trained by one `fit` call, at the paper's settings.
 
 usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
-           [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto]
+           [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto|on|off|both]
 
 Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
 k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
@@ -12,7 +12,8 @@ counter on one training step of one member: forward and backward) and, on CUDA, 
 peak (`--peak-tflops`, default 989: H100/H200 SXM) and how the steps ran (`step_mode`: graph-stacked, graph-streams, graph-serial
 or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
 `--stack` says whether the members step as one model with stacked weights (`TrainConfig.stack_members`: `auto` on
-CUDA only, `on`, `off`); the unobserved model cannot stack (its LSTM has no `vmap` rule) and steps member by member.
+CUDA only, `on`, `off`; `both`: `on`, and for K > 1 also `off`, printed as `..._unstacked_samples_per_s`, the
+side-by-side in one run); the unobserved model cannot stack (its LSTM has no `vmap` rule) and steps member by member.
 `--processes` (CPU) also trains the same K members as K separate one-thread processes, two side by side (the way
 `make reports` trains them), and prints their aggregate samples/s beside the ensemble's.
 """
@@ -65,7 +66,7 @@ def flops_per_step(name: str, dtype: str, device) -> float:
     return float(counter.get_total_flops())
 
 
-STACK = {"auto": None, "on": True, "off": False}
+STACK = {"auto": None, "on": True, "off": False, "both": True}
 
 
 def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs: bool = True,
@@ -153,6 +154,9 @@ def main():
                 if k == 1:  # the same model stepped eagerly: what the graph saves
                     print(f"{name}_k1_eager_samples_per_s: {ensemble_rate(name, 1, args.steps, args.dtype, device, False)[0]:.0f}")
                 torch.cuda.empty_cache()
+            if args.stack == "both" and k > 1:
+                unstacked = ensemble_rate(name, k, args.steps, args.dtype, device, compile=args.compile, stack="off")[0]
+                print(f"{name}_k{k}_unstacked_samples_per_s: {unstacked:.0f}")
             if args.processes and device.type == "cpu":
                 print(f"{name}_k{k}_processes_samples_per_s: {processes_rate(name, k, args.steps, args.dtype):.0f}")
             sys.stdout.flush()
