@@ -508,11 +508,7 @@ class _StepGraph:
     def __init__(self, runs: list, batch_size: int, streams: bool = True, stacks: list = ()):
         self.runs = self.ordered(runs, stacks)
         self.idx = torch.zeros(len(runs), batch_size, dtype=torch.long, device=runs[0].device)
-        steps, first = [], 0  # one per stack, then one per member stepping alone
-        for stack in stacks:
-            steps.append(partial(stack.train_step, self.idx[first:first + len(stack.runs)]))
-            first += len(stack.runs)
-        steps += [partial(run.train_step, self.idx[k]) for k, run in enumerate(self.runs[first:], first)]
+        steps = self.steps(self.runs, stacks, self.idx)
         self.graph = torch.cuda.CUDAGraph()
         side = [torch.cuda.Stream() for _ in steps] if streams else []
         with torch.cuda.graph(self.graph):
@@ -529,6 +525,21 @@ class _StepGraph:
         "`runs` in the graph's order: the members of each stack, then the others"
         stacked = [r for stack in stacks for r in stack.runs]
         return stacked + [r for r in runs if all(r is not s for s in stacked)]
+
+    @staticmethod
+    def steps(ordered: list, stacks: list, idx: torch.Tensor) -> list:
+        """The step of each stack, then of each member stepping alone, as callables that read their rows of `idx`
+        `(members, batch)` (members as `ordered` puts them)"""
+        steps, first = [], 0
+        for stack in stacks:
+            steps.append(partial(stack.train_step, idx[first:first + len(stack.runs)]))
+            first += len(stack.runs)
+        return steps + [partial(_StepGraph.member_step, run, idx[k]) for k, run in enumerate(ordered[first:], first)]
+
+    @staticmethod
+    def member_step(run, idx: torch.Tensor):
+        "One step of `run` on the samples `idx`, drawing from its own source (`_Run.draws`)"
+        with run.draws(): run.train_step(idx)
 
     @staticmethod
     def key_of(runs: list, stacks: list = ()) -> tuple:
