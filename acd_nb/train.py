@@ -347,11 +347,13 @@ class _Run:
         return self.batches[self.done][self.rank::self.world]
 
     def train_step(self, idx: torch.Tensor) -> dict:
-        "One optimiser step on the samples `idx`; the loss is added to `run_loss` on the device"
-        out = self.net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
-        self.opt.zero_grad(set_to_none=True)
-        out["loss"].backward()
-        self.opt.step()
+        """One optimiser step on the samples `idx`, drawing from this run's source (`draws`); the loss is added to
+        `run_loss` on the device"""
+        with self.draws():
+            out = self.net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
+            self.opt.zero_grad(set_to_none=True)
+            out["loss"].backward()
+            self.opt.step()
         self.run_loss += out["loss"].detach().float()
         return out
 
@@ -524,7 +526,8 @@ class _StepGraph:
     def ordered(runs: list, stacks: list = ()) -> list:
         "`runs` in the graph's order: the members of each stack, then the others"
         stacked = [r for stack in stacks for r in stack.runs]
-        return stacked + [r for r in runs if all(r is not s for s in stacked)]
+        ids = {id(r) for r in stacked}
+        return stacked + [r for r in runs if id(r) not in ids]
 
     @staticmethod
     def steps(ordered: list, stacks: list, idx: torch.Tensor) -> list:
@@ -534,12 +537,7 @@ class _StepGraph:
         for stack in stacks:
             steps.append(partial(stack.train_step, idx[first:first + len(stack.runs)]))
             first += len(stack.runs)
-        return steps + [partial(_StepGraph.member_step, run, idx[k]) for k, run in enumerate(ordered[first:], first)]
-
-    @staticmethod
-    def member_step(run, idx: torch.Tensor):
-        "One step of `run` on the samples `idx`, drawing from its own source (`_Run.draws`)"
-        with run.draws(): run.train_step(idx)
+        return steps + [partial(run.train_step, idx[k]) for k, run in enumerate(ordered[first:], first)]
 
     @staticmethod
     def key_of(runs: list, stacks: list = ()) -> tuple:
@@ -579,11 +577,11 @@ class _Engine:
         self.mode = "graph-streams" if self.use_graphs else "eager"
         self.streams_ok = True  # a capture with a stream per member has not failed
         self.stacks, self.stacks_key, self.stacking = [], None, True
-        self.grouped = (None, [])  # the stepping runs (`_Stack.key_of`) and their groups of two or more
+        # the stepping runs (`_Stack.key_of`) and their groups of two or more
+        self.grouped = (_Stack.key_of(runs), [g for g in _Stack.groups(runs) if len(g) > 1])
         self.side = torch.cuda.Stream() if self.use_graphs else None
         workers = min(torch.get_num_threads(), len(runs))
-        stacks_any = any(len(group) > 1 for group in _Stack.groups(runs))
-        side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1 and not stacks_any
+        side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1 and not self.grouped[1]
                         and all(r.model.cfg.dropout == 0 and r.model.cfg.dtype == "fp32" for r in runs))
         self.torch_threads = torch.get_num_threads()
         # each worker sets one thread for itself: OpenMP (and oneDNN's bf16 kernels) read the count per OS thread
@@ -647,9 +645,8 @@ class _Engine:
     def eager_step(self, r, bar):
         "One step of run `r`; on the CPU it is charged the step's time."
         start = time.perf_counter()
-        with r.draws():
-            out = r.train_step(r.batch())
-            r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
+        out = r.train_step(r.batch())
+        r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
         if r.device.type == "cpu": r.active_s += time.perf_counter() - start
 
     def stop_stacking(self, why: str):

@@ -50,7 +50,7 @@ def _same_weights(a: dict, b: dict) -> bool:
 
 def packed_run(run: Path, with_last: bool = True, rounded: bool = False) -> list[tuple[str, bytes]]:
     "The files of run folder `run` as packed: `(name in the tar, bytes)`; see `LEVELS`."
-    last = torch.load(run / "last.pt", map_location="cpu", weights_only=True)
+    last = torch.load(run / "last.pt", map_location="cpu", weights_only=True) if with_last else None
     files = []
     for name in KEEP:
         path = run / name
