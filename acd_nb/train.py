@@ -13,10 +13,11 @@ import json
 import math
 import os
 import shutil
+import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
 from pathlib import Path
@@ -278,6 +279,7 @@ class _Run:
         self.steps_done, self.active_s = 0, 0.0  # seconds spent on this run in this session (see `minutes`)
         self.run_loss = torch.zeros((), device=self.device)  # summed on the device, read once per epoch
         self.net = model
+        self.turns = None  # a `_ForwardTurns` where members step side by side and must not forward at once
         seed_everything(cfg.seed + self.rank)
         self.generator = torch.Generator().manual_seed(cfg.seed + self.rank)  # the stream the seed gives alone
 
@@ -285,6 +287,10 @@ class _Run:
         """The block's model draws come from this run's generator on the CPU (from the device's default one on a GPU,
         where a CUDA graph needs it)."""
         return random_source(self.generator if self.device.type == "cpu" else None)
+
+    def forward_turn(self):
+        "The block runs forward passes: alone where `turns` asks (see `_ForwardTurns`)."
+        return nullcontext() if self.turns is None else self.turns.turn(self)
 
     def resume(self) -> bool:
         """Continue from `last.pt`; False when its budget is spent
@@ -350,7 +356,7 @@ class _Run:
         """One optimiser step on the samples `idx`, drawing from this run's source (`draws`); the loss is added to
         `run_loss` on the device"""
         with self.draws():
-            out = self.net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
+            with self.forward_turn(): out = self.net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
             self.opt.zero_grad(set_to_none=True)
             out["loss"].backward()
             self.opt.step()
@@ -385,7 +391,8 @@ class _Run:
                   "lr": self.opt.param_groups[0]["lr"]}
         if self.vx is not None and self.main_process:
             batch_size = 256 if self.device.type == "cpu" else 4096  # a GPU validates in a few large batches
-            val = evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras)
+            with self.forward_turn():
+                val = evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras)
             record.update({f"valid_{k}": v for k, v in val.items()})
             if self.out_dir is not None and val["loss"] < self.best:
                 self.best = val["loss"]
@@ -551,6 +558,26 @@ class _StepGraph:
         self.graph.replay()
 
 
+class _ForwardTurns:
+    """Forward passes one at a time, the rest of each step side by side: for members in threads on the CPU when one
+    of them uses bf16 autocast
+
+    torch keeps one autocast cast cache for the whole process, and any thread leaving an autocast region (bf16 or a
+    float32 one: every model enters some) empties it. A bf16 forward pass beside another thread would see its cached
+    bf16 weights dropped and cast again, so its gradients would add up in float32 instead of bfloat16: other numbers
+    than alone. Only forward passes (training and validation) use the cache; the backward passes and Adam steps, about
+    two thirds of a step, still run side by side. The time a member waits for its turn is not charged to it."""
+    def __init__(self): self.lock = threading.Lock()
+
+    @contextmanager
+    def turn(self, run):
+        "Hold the turn for the block; `run` is not charged the wait."
+        start = time.perf_counter()
+        with self.lock:
+            run.active_s -= time.perf_counter() - start
+            yield
+
+
 class _Engine:
     """Steps the members of one `fit` call: in `_Stack`s where they can, on CUDA through a `_StepGraph` once warmed
     up, on the CPU side by side
@@ -562,10 +589,10 @@ class _Engine:
     On CUDA the first `WARMUP` full batches run eagerly on a side stream (as CUDA graph capture requires); a capture
     that fails falls back to one stream, then to eager steps, with a warning, so training never stops for it. On the
     CPU, with torch's `n` threads (n > 1) and several members not stacked, the members step in `n` threads of one
-    torch thread each, as `n` one-thread processes would. Models with dropout (its masks come from the shared
-    generator) or bf16 autocast take turns instead: torch keeps autocast's cast cache for the whole process and
-    empties it whenever a thread leaves autocast, so threads side by side would change each other's numbers
-    (measured: a bf16 model's gradients differed from the same model's alone; fp32 models are bit-identical)."""
+    torch thread each, as `n` one-thread processes would, each thread taking the next step of the member furthest
+    behind (`side_by_side`); where one uses bf16 autocast, their forward passes take turns (`_ForwardTurns`: measured
+    without them, a bf16 model's gradients differed from the same model's alone). Models with dropout (its masks come
+    from the shared generator) take whole turns."""
     WARMUP = 3
 
     def __init__(self, runs: list, stop_after_steps: int | None):
@@ -580,17 +607,21 @@ class _Engine:
         # the stepping runs (`_Stack.key_of`) and their groups of two or more
         self.grouped = (_Stack.key_of(runs), [g for g in _Stack.groups(runs) if len(g) > 1])
         self.side = torch.cuda.Stream() if self.use_graphs else None
-        workers = min(torch.get_num_threads(), len(runs))
+        self.workers = workers = min(torch.get_num_threads(), len(runs))
         side_by_side = (device.type == "cpu" and workers > 1 and runs[0].world == 1 and not self.grouped[1]
-                        and all(r.model.cfg.dropout == 0 and r.model.cfg.dtype == "fp32" for r in runs))
+                        and all(r.model.cfg.dropout == 0 for r in runs))
         self.torch_threads = torch.get_num_threads()
         # each worker sets one thread for itself: OpenMP (and oneDNN's bf16 kernels) read the count per OS thread
         self.pool = ThreadPoolExecutor(workers, initializer=torch.set_num_threads, initargs=(1,)) if side_by_side else None
         if self.pool is not None: torch.set_num_threads(1)
+        if self.pool is not None and any(r.model.cfg.dtype == "bf16" for r in runs):
+            turns = _ForwardTurns()
+            for r in runs: r.turns = turns
 
     def close(self):
-        "Give torch its threads back, and each member of a stack its own tensors."
+        "Give torch its threads back, each member of a stack its own tensors, and each member its forward passes."
         for stack in self.stacks: stack.release()
+        for r in self.runs: r.turns = None
         if self.pool is not None:
             self.pool.shutdown()
             torch.set_num_threads(self.torch_threads)
@@ -620,7 +651,9 @@ class _Engine:
         self.graphs = {k: g for k, g in self.graphs.items() if not k[0]}
 
     def step(self, stepping: list, bar):
-        "One optimiser step of each run in `stepping` (each on its own next batch)."
+        """One optimiser step of each run in `stepping` (each on its own next batch); for members side by side in
+        threads, every step of the epoch they have left (`side_by_side`)"""
+        if self.pool is not None and len(stepping) > 1: return self.side_by_side(stepping, bar)
         full = all(len(r.batch()) == self.batch_size for r in stepping)
         stacks = self.stacks_for(stepping)
         if self.use_graphs and full and self.warm_steps >= self.WARMUP:
@@ -641,6 +674,51 @@ class _Engine:
             self.each(lambda r: self.eager_step(r, bar if r is self.runs[0] else None), rest)
         if on_side: torch.cuda.current_stream().wait_stream(self.side)
         if full: self.warm_steps += 1
+
+    def side_by_side(self, stepping: list, bar):
+        """The steps left in this epoch of the runs in `stepping`, in the thread pool: each thread steps, again and
+        again, the member furthest behind that no thread is stepping, until each member has no step left (or is
+        interrupted), so no thread waits for the others after each step, and the forward passes that take turns
+        (`_ForwardTurns`) interleave with the others' backward passes. An error in one thread (or an interrupt of
+        the caller) stops the others after their current step."""
+        ready, busy, halted = threading.Condition(), set(), threading.Event()
+
+        def next_run():
+            "The member this thread steps next, None when there is none (or work has halted)"
+            with ready:
+                while not halted.is_set():
+                    left = [r for r in stepping if r.steps_left()]
+                    free = [r for r in left if id(r) not in busy]
+                    if free:
+                        run = min(free, key=lambda r: r.done)
+                        busy.add(id(run))
+                        return run
+                    if not left: return None
+                    ready.wait()
+                return None
+
+        def halt():
+            with ready:
+                halted.set()
+                ready.notify_all()
+
+        def work():
+            try:
+                while (run := next_run()) is not None:
+                    try: self.eager_step(run, bar if run is self.runs[0] else None)
+                    finally:
+                        with ready:
+                            busy.discard(id(run))
+                            ready.notify_all()
+            except BaseException:
+                halt()
+                raise
+        threads = [self.pool.submit(work) for _ in range(min(len(stepping), self.workers))]
+        try:
+            for thread in threads: thread.result()
+        except BaseException:
+            halt()
+            raise
 
     def eager_step(self, r, bar):
         "One step of run `r`; on the CPU it is charged the step's time."
