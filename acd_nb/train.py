@@ -391,8 +391,7 @@ class _Run:
                   "lr": self.opt.param_groups[0]["lr"]}
         if self.vx is not None and self.main_process:
             batch_size = 256 if self.device.type == "cpu" else 4096  # a GPU validates in a few large batches
-            with self.forward_turn():
-                val = evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras)
+            val = evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras)
             record.update({f"valid_{k}": v for k, v in val.items()})
             if self.out_dir is not None and val["loss"] < self.best:
                 self.best = val["loss"]
@@ -565,9 +564,11 @@ class _ForwardTurns:
     torch keeps one autocast cast cache for the whole process, and any thread leaving an autocast region (bf16 or a
     float32 one: every model enters some) empties it. A bf16 forward pass beside another thread would see its cached
     bf16 weights dropped and cast again, so its gradients would add up in float32 instead of bfloat16: other numbers
-    than alone. Only forward passes (training and validation) use the cache; the backward passes and Adam steps, more
-    than half of a step (at one thread: springs MLP 0.42 s of 0.68 s, Kuramoto CNN 1.45 s of 2.65 s), still run side
-    by side. The time a member waits for its turn is not charged to it."""
+    than alone. Only training forward passes take turns: the backward passes and Adam steps, more than half of a step
+    (at one thread: springs MLP 0.42 s of 0.68 s, Kuramoto CNN 1.45 s of 2.65 s), run side by side, and so do the
+    members' validations, which come after every member's steps of the epoch (`_train_members`) and run without
+    gradients, where a weight cast again is the same bfloat16 tensor. The time a member waits for its turn is not
+    charged to it."""
     def __init__(self): self.lock = threading.Lock()
 
     @contextmanager
@@ -591,9 +592,9 @@ class _Engine:
     that fails falls back to one stream, then to eager steps, with a warning, so training never stops for it. On the
     CPU, with torch's `n` threads (n > 1) and several members not stacked, the members step in `n` threads of one
     torch thread each, as `n` one-thread processes would, each thread taking the next step of the member furthest
-    behind (`side_by_side`); where one uses bf16 autocast, their forward passes take turns (`_ForwardTurns`: measured
-    without them, a bf16 model's gradients differed from the same model's alone). Models with dropout (its masks come
-    from the shared generator) take whole turns."""
+    behind (`side_by_side`); where one uses bf16 autocast, their training forward passes take turns
+    (`_ForwardTurns`: measured without them, a bf16 model's gradients differed from the same model's alone). Models
+    with dropout (its masks come from the shared generator) take whole turns."""
     WARMUP = 3
 
     def __init__(self, runs: list, stop_after_steps: int | None):

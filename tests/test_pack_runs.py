@@ -1,5 +1,6 @@
-"""tools/pack_runs.py: runs packed on a GPU machine (optimiser moments in bf16, in size-capped volumes) unpack here,
-whole, and resume."""
+"""tools/pack_runs.py: runs packed on a GPU machine (optimiser moments in bf16, one tar in size-capped pieces) unpack
+here, whole, and resume; where the pieces would be too many, less travels, a step at a time."""
+import shutil
 import subprocess
 import sys
 
@@ -33,8 +34,8 @@ def trained(tmp_path_factory):
 def test_packed_runs_unpack_whole_and_resume(trained, tmp_path):
     root, data = trained
     subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "back")], check=True)
-    packed = sorted(tmp_path.glob("back_*.tar"))
-    assert [p.name for p in packed] == ["back_1.tar"]  # three small runs: one volume
+    packed = sorted(tmp_path.glob("back.tar.*"))
+    assert [p.name for p in packed] == ["back.tar.1of1"]  # three small runs: one piece
     refused = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "back")], capture_output=True, text=True)
     assert refused.returncode != 0 and "nothing is overwritten" in refused.stderr
     subprocess.run(TOOL + ["--unpack", *map(str, packed), "--into", str(tmp_path / "here")], check=True)
@@ -56,40 +57,81 @@ def test_packed_runs_unpack_whole_and_resume(trained, tmp_path):
     assert again.returncode != 0 and "already holds" in again.stderr  # never overwritten
 
 
-def test_volumes_are_capped(trained, tmp_path):
-    root, _ = trained
+def pack_mib(root) -> float:
+    "MiB of the three runs packed whole"
     sys.path.insert(0, str(ROOT / "tools"))
-    from pack_runs import packed_run
-    run_mib = sum(len(data) for _, data in packed_run(root / "runs" / "a_seed0")) / 2**20
-    cap = str(1.5 * run_mib)  # one run per volume
+    from pack_runs import packed_run, tar_of
+    return len(tar_of([f for run in sorted((root / "runs").iterdir()) for f in packed_run(run)])) / 2**20
+
+
+def test_pieces_are_capped_and_joined(trained, tmp_path):
+    root, _ = trained
+    cap = str(pack_mib(root) / 2.5)  # three pieces, a run spanning two of them
     subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "v"), "--max-mib", cap], check=True)
-    volumes = sorted(tmp_path.glob("v_*.tar"))
-    assert len(volumes) == 3 and all(v.stat().st_size <= float(cap) * 2**20 for v in volumes)
-    # more volumes than allowed: the runs come back without last.pt, evaluable but not resumable
-    out = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "w"), "--max-mib", cap, "--max-volumes", "1"],
-                         capture_output=True, text=True, check=True)
-    assert "leaving their last.pt out" in out.stderr
-    subprocess.run(TOOL + ["--unpack", *map(str, sorted(tmp_path.glob("w_*.tar"))), "--into", str(tmp_path / "w_here")],
-                   check=True)
-    assert sorted(p.name for p in (tmp_path / "w_here" / "a_seed1").iterdir()) == ["best.pt", "history.json"]
-    too_small = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "x"), "--max-mib", str(run_mib / 10)],
-                               capture_output=True, text=True)
-    assert too_small.returncode != 0 and "more than a volume" in too_small.stderr and "nothing written" in too_small.stderr
-    assert not list(tmp_path.glob("x_*"))
+    pieces = sorted(tmp_path.glob("v.tar.*"))
+    assert [p.name for p in pieces] == ["v.tar.1of3", "v.tar.2of3", "v.tar.3of3"]
+    assert all(p.stat().st_size <= float(cap) * 2**20 for p in pieces)
+    short = subprocess.run(TOOL + ["--unpack", str(pieces[0]), str(pieces[2]), "--into", str(tmp_path / "no")],
+                           capture_output=True, text=True)
+    assert short.returncode != 0 and "2of3 missing" in short.stderr and not (tmp_path / "no").exists()
+    subprocess.run(TOOL + ["--unpack", *map(str, reversed(pieces)), "--into", str(tmp_path / "here")], check=True)
+    for name in ("a_seed0", "a_seed1", "a_seed2"):
+        for file in ("last.pt", "best.pt"):
+            original, back = (load_checkpoint(d / name / file) for d in (root / "runs", tmp_path / "here"))
+            for k, w in original["model"].items(): assert torch.equal(back["model"][k], w), (name, file, k)
 
 
-def test_rounded_weights_as_the_last_resort(trained, tmp_path):
-    root, _ = trained
-    sys.path.insert(0, str(ROOT / "tools"))
-    from pack_runs import packed_run
-    no_last_mib = sum(len(data) for _, data in packed_run(root / "runs" / "a_seed0", with_last=False)) / 2**20
-    cap = str(1.5 * no_last_mib)  # one run per volume without last.pt; two with best.pt's weights in bf16
-    out = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "r"), "--max-mib", cap, "--max-volumes", "2"],
+def bf16(w): return w.to(torch.bfloat16).to(w.dtype)
+
+
+@pytest.mark.parametrize("share, loss, resumable, rounded", [
+    (0.85, "leaving Adam's first moments out", True, False),
+    (0.6, "rounding the weights of last.pt and best.pt to bf16", True, True),
+    (0.4, "rounding best.pt's weights to bf16", False, True)])
+def test_less_travels_a_step_at_a_time(trained, tmp_path, share, loss, resumable, rounded):
+    root, data = trained
+    cap = str(share * pack_mib(root))  # one piece of this share of the whole
+    out = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "r"), "--max-mib", cap, "--max-pieces", "1"],
                          capture_output=True, text=True, check=True)
-    assert "rounding best.pt's weights to bf16" in out.stderr and len(list(tmp_path.glob("r_*.tar"))) == 2
-    subprocess.run(TOOL + ["--unpack", *map(str, sorted(tmp_path.glob("r_*.tar"))), "--into", str(tmp_path / "here")],
-                   check=True)
+    assert loss in out.stderr and [p.name for p in tmp_path.glob("r.tar.*")] == ["r.tar.1of1"]
+    subprocess.run(TOOL + ["--unpack", str(tmp_path / "r.tar.1of1"), "--into", str(tmp_path / "here")], check=True)
+    assert sorted(p.name for p in (tmp_path / "here" / "a_seed1").iterdir()) == \
+        ["best.pt", "history.json"] + (["last.pt"] if resumable else [])
     best, back = (load_checkpoint(d / "a_seed2" / "best.pt") for d in (root / "runs", tmp_path / "here"))
-    assert back["weights_rounded_to_bf16"]
+    assert back.get("weights_rounded_to_bf16", False) == rounded
     for k, w in best["model"].items():
-        assert back["model"][k].dtype == w.dtype and torch.equal(back["model"][k], w.to(torch.bfloat16).to(w.dtype)), k
+        assert back["model"][k].dtype == w.dtype and torch.equal(back["model"][k], bf16(w) if rounded else w), k
+    if resumable:  # the first moments start again from zero, the second ones travelled in bf16; it resumes
+        original, last = (load_checkpoint(d / "a_seed0" / "last.pt") for d in (root / "runs", tmp_path / "here"))
+        assert last["first_moment_restarted"] and last.get("weights_rounded_to_bf16", False) == rounded
+        for k, w in original["model"].items(): assert torch.equal(last["model"][k], bf16(w) if rounded else w), k
+        for i, state in original["optimizer"]["state"].items():
+            assert not last["optimizer"]["state"][i]["exp_avg"].any()
+            assert torch.equal(last["optimizer"]["state"][i]["exp_avg_sq"], state["exp_avg_sq"].to(torch.bfloat16))
+        history = fit(tiny(), data, data, TrainConfig.from_preset(get_preset("ci"), epochs=2, progress=False),
+                      tmp_path / "here" / "a_seed0")
+        assert [h["epoch"] for h in history] == [1, 2]
+
+
+def test_best_weights_as_they_are_before_rounding(trained, tmp_path):
+    "A run whose best weights are not its last: evaluable at full precision is smaller than resumable in bf16."
+    root, _ = trained
+    run = tmp_path / "runs" / "b_seed0"
+    shutil.copytree(root / "runs" / "a_seed0", run)
+    best = load_checkpoint(run / "best.pt")
+    torch.save({**best, "model": {k: w + 1 for k, w in best["model"].items()}}, run / "best.pt")
+    whole = pack_mib(tmp_path)
+    out = subprocess.run(TOOL + [str(tmp_path / "runs"), str(tmp_path / "r"), "--max-mib", str(0.42 * whole),
+                                 "--max-pieces", "1"], capture_output=True, text=True, check=True)
+    assert "leaving last.pt out instead, best.pt's weights as they are" in out.stderr
+    subprocess.run(TOOL + ["--unpack", str(tmp_path / "r.tar.1of1"), "--into", str(tmp_path / "here")], check=True)
+    back = load_checkpoint(tmp_path / "here" / "b_seed0" / "best.pt")
+    assert not (tmp_path / "here" / "b_seed0" / "last.pt").exists() and "weights_rounded_to_bf16" not in back
+    for k, w in back["model"].items(): assert torch.equal(w, best["model"][k] + 1), k
+
+
+def test_too_little_room_writes_nothing(trained, tmp_path):
+    root, _ = trained
+    out = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "x"), "--max-mib", str(pack_mib(root) / 10),
+                                 "--max-pieces", "1"], capture_output=True, text=True)
+    assert out.returncode != 0 and "nothing written" in out.stderr and not list(tmp_path.glob("x*"))

@@ -5,14 +5,16 @@
 #   3. a paper-scale report: REPORT's notebook at scale `paper` with PARAMS_JSON (its seeds trained as one ensemble),
 #      then executed with execnb (tools/train_parallel.py --execute).
 # Everything lands in $OUT: authors.log, bench.txt, <report>.tar.gz (executed notebook, results.json, figures) and
-# <report>_runs_<k>.tar, at most 5 volumes of 12 MiB (each run folder's run.json, history.json, best.pt and a
-# last.pt whose optimiser state is stored in bf16: what the next GPU run resumes from), so that the 8 files and
-# 64 MiB a device call brings back hold it all; where they cannot, less travels, with a warning (tools/pack_runs.py:
-# first no last.pt, then best.pt's weights in bf16).
+# <report>_runs.tar.<k>of<n>, one tar in at most 4 pieces of 13 MiB (each run folder's run.json, history.json, best.pt
+# and a last.pt whose optimiser state is stored in bf16: what the next GPU run resumes from), so that the 8 files and
+# 64 MiB a device call brings back hold it all, and so that the pieces and .whl (7 MiB) fit the 64 MiB the next call
+# carries; where they cannot, less travels, with a warning (tools/pack_runs.py: first Adam's first moments, then
+# last.pt, then best.pt's weights in full precision).
 # Each phase has its own time limit (0 skips it) and a failed phase does not stop the next.
 # usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
-# The device call carries .whl (execnb and its needs) and .anchors (the authors' code, copied from
-# ../shared/anchors, for timing only).
+# The device call carries .whl (execnb and its needs), .anchors (the authors' code, copied from ../shared/anchors, for
+# timing only) and, to continue the runs of an earlier call, .resume (the pieces it brought back, unpacked into the
+# report's runs folder before the notebook runs: its models resume where they stopped).
 set -uo pipefail
 authors_s=$1 bench_s=$2 report_s=$3 report=$4 notebook=$5 params=$6; shift 6
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -62,9 +64,11 @@ p = json.loads(sys.argv[1])
 configs = [DatasetConfig.from_preset(SimConfig("springs"), get_preset(p["scale"], "springs"), seed=s) for s in p["seeds"]]
 with Pool(len(configs)) as pool: pool.map(load_dataset, configs)  # the springs datasets of the seeds, side by side
 EOF
+resume=$(ls .resume/"${report}"_runs.tar.* 2>/dev/null)
+[ -n "$resume" ] && python3 tools/pack_runs.py --unpack $resume --into "$work/runs"
 timeout -k 10 "$report_s" python3 tools/train_parallel.py "nbs/$notebook.ipynb" --params "$params" --execute "$work/$report.ipynb"
 echo "report phase: exit $?, $((SECONDS - t2)) s"
 (cd "$work" && tar czf "$OUT/$report.tar.gz" $(ls "$report.ipynb" results.json *.png 2>/dev/null))
-python3 tools/pack_runs.py "$work/runs" "$OUT/${report}_runs" --max-mib 12 --max-volumes 5
+python3 tools/pack_runs.py "$work/runs" "$OUT/${report}_runs" --max-mib 13 --max-pieces 4
 ls -la "$OUT"
 echo "total: $((SECONDS - t0)) s"

@@ -6,17 +6,28 @@ weights as they are and stores the optimiser's moments in bfloat16 (about half t
 from the same weights, position and history, with Adam's moments rounded to bf16. A `best.pt` whose weights are
 `last.pt`'s (a run still improving) is packed without them and made whole again on unpacking, bit for bit.
 
-What a device call brings back is limited (8 files, 16 MiB each, 64 MiB in all), so the runs go into volumes of at
-most `--max-mib` each, whole runs per volume, `DEST_PREFIX_<k>.tar`. Where they would need more than `--max-volumes`,
-less travels, with a warning naming what is lost: first the `last.pt` files are left out (the runs can then be
-evaluated, not resumed), then `best.pt`'s weights travel rounded to bfloat16 (evaluated from rounded weights; the
-unpacked `best.pt` says so: `weights_rounded_to_bf16`). Where even that does not fit, nothing is written.
+What a device call brings back is limited (8 files, 16 MiB each, 64 MiB in all), so the runs travel as one tar cut
+into pieces of at most `--max-mib`, `DEST_PREFIX.tar.<k>of<n>`, joined again on unpacking (a run may span two
+pieces: a model of a few million weights is larger than a piece). Where they would need more than `--max-pieces`
+pieces, less travels, with a warning naming what is lost, one step at a time:
+1. Adam's first moments are left out of `last.pt`: on resuming they restart at zero (the unpacked `last.pt` says so:
+   `first_moment_restarted`); at β1 = 0.9 they forget their past in about ten steps, while the second moments
+   (β2 = 0.999, a memory of about a thousand steps) travel in bf16;
+2. the weights of `last.pt` and `best.pt` travel rounded to bfloat16 too (the runs resume, and are evaluated, from
+   rounded weights; the unpacked files say so: `weights_rounded_to_bf16`): about half of step 1, and still resumable;
+3. the `last.pt` files are left out, `best.pt`'s weights travel as they are: the runs can be evaluated, not resumed
+   (smaller than step 2 only where a run's best weights are not its last);
+4. `best.pt`'s weights travel rounded to bfloat16.
+Where even that does not fit, nothing is written. (A report's evaluation runs where it trained, from the weights as
+they are: what is rounded here is what the runs are resumed or evaluated from later.)
 
-usage: python tools/pack_runs.py RUNS_DIR DEST_PREFIX [--max-mib 16] [--max-volumes 5]  -> DEST_PREFIX_<k>.tar
-       python tools/pack_runs.py --unpack TAR... --into RUNS_DIR
+usage: python tools/pack_runs.py RUNS_DIR DEST_PREFIX [--max-mib 16] [--max-pieces 5]  -> DEST_PREFIX.tar.<k>of<n>
+       python tools/pack_runs.py --unpack PIECE... --into RUNS_DIR
 """
 import argparse
 import io
+import math
+import re
 import sys
 import tarfile
 from pathlib import Path
@@ -25,17 +36,29 @@ import torch
 
 KEEP = ("run.json", "history.json", "best.pt", "last.pt")
 WEIGHTS_FROM_LAST = "weights_from_last"  # key of a packed best.pt whose weights are last.pt's
-ROUNDED = "weights_rounded_to_bf16"  # key of a best.pt whose weights travelled in bfloat16
-# what travels, from most to least: (with last.pt, best.pt's weights in bf16) and what each step down loses
-LEVELS = ((True, False, ""), (False, False, "leaving their last.pt out (they can be evaluated, not resumed)"),
-          (False, True, "also rounding best.pt's weights to bf16 (evaluated from rounded weights)"))
+ROUNDED = "weights_rounded_to_bf16"  # key of a best.pt or last.pt whose weights travelled in bfloat16
+RESTARTED = "first_moment_restarted"  # key of a last.pt whose Adam first moments did not travel
+# what travels, from most to least: (what of last.pt's optimiser state: all, "second" moments or no last.pt at all,
+# the weights in bf16) and what each step down loses
+LEVELS = (("all", False, ""),
+          ("second", False, "leaving Adam's first moments out of last.pt (they restart at zero on resuming)"),
+          ("second", True, "also rounding the weights of last.pt and best.pt to bf16 (resumed and evaluated from them)"),
+          (None, False, "leaving last.pt out instead, best.pt's weights as they are (evaluated, not resumed)"),
+          (None, True, "also rounding best.pt's weights to bf16 (evaluated from rounded weights)"))
+PIECE = re.compile(r"(?P<name>.+)\.tar\.(?P<k>\d+)of(?P<n>\d+)$")
 
 
-def moments_in_bf16(ckpt: dict) -> dict:
-    "A copy of checkpoint `ckpt` with its optimiser state's floating tensors (not the step counts) in bfloat16."
-    state = {i: {k: v.to(torch.bfloat16) if torch.is_floating_point(v) and k != "step" else v for k, v in s.items()}
+def moments_in_bf16(ckpt: dict, keep_first: bool = True) -> dict:
+    """A copy of checkpoint `ckpt` with its optimiser state's floating tensors (not the step counts) in bfloat16,
+    without Adam's first moments (`exp_avg`) unless `keep_first`"""
+    state = {i: {k: v.to(torch.bfloat16) if torch.is_floating_point(v) and k != "step" else v for k, v in s.items()
+                 if keep_first or k != "exp_avg"}
              for i, s in ckpt["optimizer"]["state"].items()}
-    return {**ckpt, "optimizer": {**ckpt["optimizer"], "state": state}}
+    return {**ckpt, "optimizer": {**ckpt["optimizer"], "state": state}, **({} if keep_first else {RESTARTED: True})}
+
+
+def _rounded(weights: dict) -> dict:
+    return {k: v.to(torch.bfloat16) if v.dtype == torch.float32 else v for k, v in weights.items()}
 
 
 def _saved(obj) -> bytes:
@@ -48,108 +71,127 @@ def _same_weights(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def packed_run(run: Path, with_last: bool = True, rounded: bool = False) -> list[tuple[str, bytes]]:
-    "The files of run folder `run` as packed: `(name in the tar, bytes)`; see `LEVELS`."
-    last = torch.load(run / "last.pt", map_location="cpu", weights_only=True) if with_last else None
+def packed_run(run: Path, last_state: str | None = "all", rounded: bool = False) -> list[tuple[str, bytes]]:
+    """The files of run folder `run` as packed: `(name in the tar, bytes)`; `last_state`: what of `last.pt`'s
+    optimiser state travels, `rounded`: the weights in bf16 (see `LEVELS`)"""
+    last = torch.load(run / "last.pt", map_location="cpu", weights_only=True) if last_state else None
     files = []
     for name in KEEP:
         path = run / name
-        if not path.exists() or (name == "last.pt" and not with_last): continue
-        if name == "last.pt": data = _saved(moments_in_bf16(last))
-        elif name == "best.pt" and (with_last or rounded):
+        if not path.exists() or (name == "last.pt" and not last_state): continue
+        if name == "last.pt":
+            packed = moments_in_bf16(last, keep_first=last_state == "all")
+            data = _saved({**packed, "model": _rounded(last["model"]), ROUNDED: True} if rounded else packed)
+        elif name == "best.pt" and (last_state or rounded):
             best = torch.load(path, map_location="cpu", weights_only=True)
-            if with_last and _same_weights(best["model"], last["model"]):
+            if last_state and _same_weights(best["model"], last["model"]):
                 data = _saved({**{k: v for k, v in best.items() if k != "model"}, WEIGHTS_FROM_LAST: True})
-            elif rounded:
-                weights = {k: v.to(torch.bfloat16) if v.dtype == torch.float32 else v for k, v in best["model"].items()}
-                data = _saved({**best, "model": weights, ROUNDED: True})
+            elif rounded: data = _saved({**best, "model": _rounded(best["model"]), ROUNDED: True})
             else: data = path.read_bytes()
         else: data = path.read_bytes()
         files.append((f"{run.name}/{name}", data))
     return files
 
 
-def volumes(runs: list[list[tuple[str, bytes]]], max_bytes: int) -> list[list[tuple[str, bytes]]] | str:
-    """Packed runs, in order, into volumes of at most `max_bytes` (a tar's headers included), whole runs per volume;
-    why not, where a run is larger than a volume"""
-    out, size = [[]], 0
-    for run in runs:
-        run_size = sum(len(data) + 1024 for _, data in run)  # a tar header and padding per file, at most
-        if run_size > max_bytes:
-            return f"{run[0][0].split('/')[0]} is {run_size / 2**20:.2f} MiB packed, more than a volume"
-        if size + run_size > max_bytes and out[-1]: out, size = out + [[]], 0
-        out[-1].extend(run)
-        size += run_size
-    return out
+def tar_of(files: list[tuple[str, bytes]]) -> bytes:
+    "One tar holding `files` (`(name, bytes)`)."
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
-def pack(runs: Path, prefix: str, max_mib: float = 16, max_volumes: int = 5) -> list[Path]:
-    "The run folders under `runs` (those with a `last.pt`) into volumes `<prefix>_<k>.tar`; see the module's text."
+def pack(runs: Path, prefix: str, max_mib: float = 16, max_pieces: int = 5) -> list[Path]:
+    "The run folders under `runs` (those with a `last.pt`) into pieces `<prefix>.tar.<k>of<n>`; see the module's text."
     folders = sorted(p for p in runs.iterdir() if (p / "last.pt").exists())
     if not folders: raise SystemExit(f"no run folders with a last.pt under {runs}")
-    there = sorted(Path(prefix).parent.glob(f"{Path(prefix).name}_*.tar"))
+    there = sorted(Path(prefix).parent.glob(f"{Path(prefix).name}.tar.*"))
     if there: raise SystemExit(f"{there[0]} exists: pack to another DEST_PREFIX (nothing is overwritten)")
     max_bytes = int(max_mib * 2**20)
-    for with_last, rounded, loss in LEVELS:
-        if loss: print(f"warning: {len(folders)} runs do not fit {max_volumes} volumes of {max_mib:g} MiB; {loss}",
+    for last_state, rounded, loss in LEVELS:
+        if loss: print(f"warning: {len(folders)} runs do not fit {max_pieces} pieces of {max_mib:g} MiB; {loss}",
                        file=sys.stderr)
-        packed = volumes([packed_run(f, with_last, rounded) for f in folders], max_bytes)
-        if isinstance(packed, str): continue
-        if len(packed) <= max_volumes: break
+        data = tar_of([f for run in folders for f in packed_run(run, last_state, rounded)])
+        n = math.ceil(len(data) / max_bytes)
+        if n <= max_pieces: break
     else:
-        why = packed if isinstance(packed, str) else f"they need {len(packed)} volumes"
-        raise SystemExit(f"{len(folders)} runs do not fit {max_volumes} volumes of {max_mib:g} MiB even so ({why}); "
-                         f"nothing written")
+        raise SystemExit(f"{len(folders)} runs do not fit {max_pieces} pieces of {max_mib:g} MiB even so "
+                         f"({len(data) / 2**20:.1f} MiB); nothing written")
     written = []
-    for k, files in enumerate(packed, 1):
-        dest = Path(f"{prefix}_{k}.tar")
-        with tarfile.open(dest, "w") as tar:
-            for name, data in files:
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-        print(f"{dest}: {dest.stat().st_size / 2**20:.1f} MiB, {len({n.split('/')[0] for n, _ in files})} runs")
+    for k in range(n):
+        dest = Path(f"{prefix}.tar.{k + 1}of{n}")
+        partial = dest.with_name(dest.name + ".partial")
+        partial.write_bytes(data[k * max_bytes:(k + 1) * max_bytes])
+        partial.rename(dest)
         written.append(dest)
+    print(f"{prefix}.tar: {len(data) / 2**20:.1f} MiB, {len(folders)} runs, in {n} piece(s)")
     return written
 
 
-def unpack(tars: list[Path], into: Path):
-    """Extract packed run folders into `into`, each `best.pt` made whole; a run folder that exists is refused, never
-    overwritten."""
+def _float32(weights: dict) -> dict:
+    "Weights that travelled in bfloat16 in float32 again, as the model's are."
+    return {k: v.float() if v.dtype == torch.bfloat16 else v for k, v in weights.items()}
+
+
+def joined(pieces: list[Path]) -> dict[str, bytes]:
+    "The tars whose pieces these are, joined: `{prefix: bytes}`; a piece missing is an error naming it."
+    tars = {}
+    for path in pieces:
+        match = PIECE.fullmatch(path.name)
+        if match is None: raise SystemExit(f"{path} is not a piece written by pack_runs (NAME.tar.<k>of<n>)")
+        tars.setdefault((str(path.parent / match["name"]), int(match["n"])), {})[int(match["k"])] = path
+    out = {}
+    for (prefix, n), parts in tars.items():
+        missing = sorted(set(range(1, n + 1)) - set(parts))
+        if missing: raise SystemExit(f"{prefix}.tar: piece(s) {', '.join(f'{k}of{n}' for k in missing)} missing")
+        out[prefix] = b"".join(parts[k].read_bytes() for k in range(1, n + 1))
+    return out
+
+
+def unpack(pieces: list[Path], into: Path):
+    """Extract packed run folders into `into`, each `best.pt` and `last.pt` made whole; a run folder that exists is
+    refused, never overwritten."""
+    tars = joined(pieces)
     into.mkdir(parents=True, exist_ok=True)
-    for path in tars:
-        with tarfile.open(path) as tar:
+    for prefix, data in tars.items():
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             names = sorted({Path(m.name).parts[0] for m in tar.getmembers()})
             taken = [n for n in names if (into / n).exists()]
-            if taken: raise SystemExit(f"{path}: {into} already holds {taken}; remove them or unpack elsewhere")
+            if taken: raise SystemExit(f"{prefix}.tar: {into} already holds {taken}; remove them or unpack elsewhere")
             tar.extractall(into, filter="data")
         for name in names:
-            best_path = into / name / "best.pt"
+            last_path, best_path = into / name / "last.pt", into / name / "best.pt"
+            last = torch.load(last_path, map_location="cpu", weights_only=True) if last_path.exists() else None
+            if last is not None and (last.get(RESTARTED) or last.get(ROUNDED)):
+                for state in last["optimizer"]["state"].values():  # Adam's first moments start again from zero
+                    state.setdefault("exp_avg", torch.zeros_like(state["exp_avg_sq"]))
+                last["model"] = _float32(last["model"])
+                torch.save(last, last_path)
             if not best_path.exists(): continue
             best = torch.load(best_path, map_location="cpu", weights_only=True)
             if best.pop(WEIGHTS_FROM_LAST, False):
-                last = torch.load(into / name / "last.pt", map_location="cpu", weights_only=True)
-                torch.save({**best, "model": last["model"]}, best_path)
-            elif best.get(ROUNDED):  # float32 again, as the model's weights are
-                weights = {k: v.float() if v.dtype == torch.bfloat16 else v for k, v in best["model"].items()}
-                torch.save({**best, "model": weights}, best_path)
-        print(f"{path} -> {into}/{', '.join(names)}")
+                torch.save({**best, "model": last["model"], **({ROUNDED: True} if last.get(ROUNDED) else {})}, best_path)
+            elif best.get(ROUNDED): torch.save({**best, "model": _float32(best["model"])}, best_path)
+        print(f"{prefix}.tar -> {into}/{', '.join(names)}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("paths", nargs="+", help="RUNS_DIR DEST_PREFIX, or the tars with --unpack")
+    ap.add_argument("paths", nargs="+", help="RUNS_DIR DEST_PREFIX, or the pieces with --unpack")
     ap.add_argument("--unpack", action="store_true")
     ap.add_argument("--into", type=Path, help="with --unpack: the report's runs folder")
-    ap.add_argument("--max-mib", type=float, default=16, help="largest volume, MiB")
-    ap.add_argument("--max-volumes", type=int, default=5, help="most volumes (beyond that, less travels: see above)")
+    ap.add_argument("--max-mib", type=float, default=16, help="largest piece, MiB")
+    ap.add_argument("--max-pieces", type=int, default=5, help="most pieces (beyond that, less travels: see above)")
     args = ap.parse_args()
     if args.unpack:
         if args.into is None: ap.error("--unpack needs --into RUNS_DIR")
         unpack([Path(p) for p in args.paths], args.into)
     else:
         if len(args.paths) != 2: ap.error("pack needs RUNS_DIR DEST_PREFIX")
-        pack(Path(args.paths[0]), args.paths[1], args.max_mib, args.max_volumes)
+        pack(Path(args.paths[0]), args.paths[1], args.max_mib, args.max_pieces)
 
 
 if __name__ == "__main__":
