@@ -51,10 +51,11 @@ echo "bench phase: $((SECONDS - t1)) s"
 
 # 3. the paper-scale report: (for exp_particles, its datasets built side by side first) then the notebook, which
 #    trains its models as one ensemble and evaluates them
-t2=$SECONDS
-work=$PWD/_reports/device/$report
-params=$(python3 -c 'import json, sys; print(json.dumps({**json.loads(sys.argv[1]), "out_dir": sys.argv[2]}))' "$params" "$work")
-[ "$notebook" = exp_particles ] && python3 - "$params" <<'EOF'
+if [ "$report_s" -gt 0 ]; then
+  t2=$SECONDS
+  work=$PWD/_reports/device/$report
+  params=$(python3 -c 'import json, sys; print(json.dumps({**json.loads(sys.argv[1]), "out_dir": sys.argv[2]}))' "$params" "$work")
+  [ "$notebook" = exp_particles ] && python3 - "$params" <<'EOF'
 import json, sys
 from multiprocessing import Pool
 from acd_nb.core import get_preset
@@ -64,11 +65,12 @@ p = json.loads(sys.argv[1])
 configs = [DatasetConfig.from_preset(SimConfig("springs"), get_preset(p["scale"], "springs"), seed=s) for s in p["seeds"]]
 with Pool(len(configs)) as pool: pool.map(load_dataset, configs)  # the springs datasets of the seeds, side by side
 EOF
-resume=$(ls .resume/"${report}"_runs.tar.* 2>/dev/null)
-[ -n "$resume" ] && python3 tools/pack_runs.py --unpack $resume --into "$work/runs"
-timeout -k 10 "$report_s" python3 tools/train_parallel.py "nbs/$notebook.ipynb" --params "$params" --execute "$work/$report.ipynb"
-echo "report phase: exit $?, $((SECONDS - t2)) s"
-(cd "$work" && tar czf "$OUT/$report.tar.gz" $(ls "$report.ipynb" results.json *.png 2>/dev/null))
-python3 tools/pack_runs.py "$work/runs" "$OUT/${report}_runs" --max-mib 13 --max-pieces 4
+  resume=$(ls .resume/"${report}"_runs.tar.* 2>/dev/null)
+  [ -n "$resume" ] && python3 tools/pack_runs.py --unpack $resume --into "$work/runs"
+  timeout -k 10 "$report_s" python3 tools/train_parallel.py "nbs/$notebook.ipynb" --params "$params" --execute "$work/$report.ipynb"
+  echo "report phase: exit $?, $((SECONDS - t2)) s"
+  (cd "$work" && tar czf "$OUT/$report.tar.gz" $(ls "$report.ipynb" results.json *.png 2>/dev/null))
+  python3 tools/pack_runs.py "$work/runs" "$OUT/${report}_runs" --max-mib 13 --max-pieces 4
+fi
 ls -la "$OUT"
 echo "total: $((SECONDS - t0)) s"
