@@ -673,7 +673,7 @@ class _Engine:
                 if not self.stacked_step(stack): break  # all stacks are given up: the rest step one by one
                 stepped.update(id(r) for r in stack.runs)
             for r in stepping:  # the members not stepped in a stack (side by side in threads: `side_by_side`)
-                if id(r) not in stepped: self.eager_step(r, bar if r is self.runs[0] else None)
+                if id(r) not in stepped: self.eager_step(r, bar)
         if on_side: torch.cuda.current_stream().wait_stream(self.side)
         if full: self.warm_steps += 1
 
@@ -707,7 +707,7 @@ class _Engine:
         def work():
             try:
                 while (run := next_run()) is not None:
-                    try: self.eager_step(run, bar if run is self.runs[0] else None)
+                    try: self.eager_step(run, bar)
                     finally:
                         with ready:
                             busy.discard(id(run))
@@ -723,10 +723,11 @@ class _Engine:
             raise
 
     def eager_step(self, r, bar):
-        "One step of run `r`; on the CPU it is charged the step's time."
+        "One step of run `r`; on the CPU it is charged the step's time; `bar` shows the first member's loss."
         start = time.perf_counter()
         out = r.train_step(r.batch())
-        r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, bar)
+        shown = bar if r is self.runs[0] else None
+        r.after_step(self.stop_after_steps, out if r.device.type == "cpu" else None, shown)
         if r.device.type == "cpu": r.active_s += time.perf_counter() - start
 
     def stop_stacking(self, why: str):
