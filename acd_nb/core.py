@@ -215,7 +215,7 @@ class Preset:
     tta_lr: float = 0.1
     dtype: str = "fp32"        # "fp32" or "bf16" autocast
     minutes: float | None = None  # wall-clock training budget; None = run all epochs
-    compile: bool = False         # torch.compile the encoder during training (see acd_nb.train)
+    compile: bool | str = False   # torch.compile during training: the encoder, or "model" (see acd_nb.train)
     patience: int | None = None   # stop after this many epochs without a better validation score; None = never
     cuda_graphs: bool = True      # on a GPU, replay each training step as a CUDA graph (see acd_nb.train)
 

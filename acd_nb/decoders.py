@@ -77,6 +77,8 @@ class MLPDecoder(nn.Module):
     """Message-passing MLP decoder (eq. 12-14): `x (B, N, T, D)` -> `pred (B, N, T-1, D)`
 
     `edges (B, E, K)` weight the messages."""
+    REPEATED_STEP = "step"  # what `TrainConfig(compile="model")` compiles (see above)
+
     def __init__(self, n_features: int, n_edge_types: int = 2, msg_hidden: int = 256, msg_out: int = 256,
                  hidden: int = 256, dropout: float = 0.0):
         super().__init__()
@@ -130,6 +132,8 @@ class GRUDecoder(nn.Module):
     """Recurrent message-passing decoder: `x (B, N, T, D)` -> `pred (B, N, T-1, D)`
 
     `edges (B, E, K)` weight the messages."""
+    REPEATED_STEP = "step"
+
     def __init__(self, n_features: int, n_edge_types: int = 2, hidden: int = 256, burn_in: bool = False,
                  dropout: float = 0.0):
         super().__init__()
@@ -183,7 +187,9 @@ class GRUDecoder(nn.Module):
 class _SimDecoder(nn.Module):
     """Rollout and unit handling shared by the simulation decoders
 
-    Subclasses implement `advance`."""
+    Subclasses implement `advance` (one kept interval) from `substep` (one integration step)."""
+    REPEATED_STEP = "substep"
+
     def __init__(self, normalizer: dict | None = None):
         super().__init__()
         # the normaliser's per-feature (low, span), float64, as buffers (not saved: the config holds the normaliser),
@@ -222,22 +228,27 @@ class SpringsSimDecoder(_SimDecoder):
         coupling = k * weights.transpose(-1, -2)                 # [b, 0, j, i] = k z_ij
         pull = coupling.sum(-1, keepdim=True)                    # k sum_i z_ij
         loc, vel = state[..., :2], state[..., 2:]
-        box = self.box_size
-        for _ in range(self.substeps):
-            force = coupling @ loc - pull * loc                  # k sum_i z_ij (x_i - x_j)
-            if self.max_force is not None: force = force.clamp(-self.max_force, self.max_force)
-            vel = vel + self.dt * force
-            loc = loc + self.dt * vel
-            # reflect at the walls; on the CPU, checking first skips the four masked passes in substeps where no
-            # particle of the batch is beyond a wall. Measured on temperature springs (alpha 2): 89% of samples never
-            # cross a wall, so one sample usually skips every pass, a training batch of 128 about half of them (a few
-            # % of a training step). On a GPU the check would cost a synchronisation per substep; inside
-            # `torch.func.vmap` (an ensemble stepped as one model) no value can be branched on.
-            if loc.device.type != "cpu" or is_batchedtensor(loc) or bool((loc.abs() > box).any()):
-                over, under = loc > box, loc < -box
-                loc = torch.where(over, 2 * box - loc, torch.where(under, -2 * box - loc, loc))
-                vel = torch.where(over, -vel.abs(), torch.where(under, vel.abs(), vel))
+        for _ in range(self.substeps): loc, vel = self.substep(loc, vel, coupling, pull)
         return torch.cat([loc, vel], dim=-1)
+
+    def substep(self, loc: torch.Tensor, vel: torch.Tensor, coupling: torch.Tensor, pull: torch.Tensor):
+        "One integration step of locations and velocities `(B, S, N, 2)`: `(loc, vel)` after it"
+        force = coupling @ loc - pull * loc                      # k sum_i z_ij (x_i - x_j)
+        if self.max_force is not None: force = force.clamp(-self.max_force, self.max_force)
+        vel = vel + self.dt * force
+        loc = loc + self.dt * vel
+        # reflect at the walls; on the CPU, checking first skips the four masked passes in substeps where no particle
+        # of the batch is beyond a wall. Measured on temperature springs (alpha 2): 89% of samples never cross a wall,
+        # so one sample usually skips every pass, a training batch of 128 about half of them (a few % of a training
+        # step). On a GPU the check would cost a synchronisation per substep; inside `torch.func.vmap` (an ensemble
+        # stepped as one model) no value can be branched on; compiled, the passes are fused into the step's kernels.
+        box = self.box_size
+        if not (loc.device.type != "cpu" or is_batchedtensor(loc) or torch.compiler.is_compiling()
+                or bool((loc.abs() > box).any())): return loc, vel
+        over, under = loc > box, loc < -box
+        loc = torch.where(over, 2 * box - loc, torch.where(under, -2 * box - loc, loc))
+        vel = torch.where(over, -vel.abs(), torch.where(under, vel.abs(), vel))
+        return loc, vel
 
 # %% ../nbs/12_decoders.ipynb #58986a76
 class KuramotoSimDecoder(_SimDecoder):
@@ -253,17 +264,23 @@ class KuramotoSimDecoder(_SimDecoder):
         phi = torch.pi * state[..., 2]
         omega = (state[..., 3] + 1) / 2 * (self.omega_high - self.omega_low) + self.omega_low
         coupling = self.coupling * weights.transpose(-1, -2).squeeze(1)[:, None]  # [b, 0, j, i] = c z_ij
-
-        def rate(p):  # omega_j + c sum_i z_ij sin(phi_i - phi_j) = omega_j + cos phi_j (C s)_j - sin phi_j (C c)_j
-            s, c = torch.sin(p), torch.cos(p)
-            return omega + c * (coupling @ s[..., None])[..., 0] - s * (coupling @ c[..., None])[..., 0]
-
-        h = self.dt
-        for _ in range(self.substeps):
-            k1 = rate(phi)
-            k2 = rate(phi + h / 2 * k1)
-            k3 = rate(phi + h / 2 * k2)
-            k4 = rate(phi + h * k3)
-            phi = phi + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        for _ in range(self.substeps): phi = self.substep(phi, omega, coupling)
         phase = torch.remainder(phi + torch.pi, 2 * torch.pi) / torch.pi - 1
-        return torch.stack([rate(phi), torch.sin(phi), phase, state[..., 3]], dim=-1)
+        return torch.stack([self.rate(phi, omega, coupling), torch.sin(phi), phase, state[..., 3]], dim=-1)
+
+    @staticmethod
+    def rate(phi: torch.Tensor, omega: torch.Tensor, coupling: torch.Tensor) -> torch.Tensor:
+        """d phi / dt `(B, S, N)`: omega_j + c sum_i z_ij sin(phi_i - phi_j)
+
+        = omega_j + cos phi_j (C s)_j - sin phi_j (C c)_j with s = sin phi, c = cos phi, `coupling` C."""
+        s, c = torch.sin(phi), torch.cos(phi)
+        return omega + c * (coupling @ s[..., None])[..., 0] - s * (coupling @ c[..., None])[..., 0]
+
+    def substep(self, phi: torch.Tensor, omega: torch.Tensor, coupling: torch.Tensor) -> torch.Tensor:
+        "One RK4 step of the phases `phi (B, S, N)` under frequencies `omega (B, S, N)` and `coupling (B, 1, N, N)`"
+        h = self.dt
+        k1 = self.rate(phi, omega, coupling)
+        k2 = self.rate(phi + h / 2 * k1, omega, coupling)
+        k3 = self.rate(phi + h / 2 * k2, omega, coupling)
+        k4 = self.rate(phi + h * k3, omega, coupling)
+        return phi + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)

@@ -36,12 +36,14 @@ from .model import ACD, ACDConfig, model_draw, random_source
 from .sims import SimConfig
 
 # %% auto #0
-__all__ = ['PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors', 'extra_tensors',
-           'with_observation_mask', 'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss',
-           'compile_encoder', 'distributed_env', 'epochs_without_gain', 'fit', 'write_or_check_run',
+__all__ = ['COMPILED_PARTS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors',
+           'extra_tensors', 'with_observation_mask', 'save_checkpoint', 'load_checkpoint', 'load_weights',
+           'evaluate_loss', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit', 'write_or_check_run',
            'discard_unstarted_run', 'train_dataset', 'train_simulated']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
+COMPILED_PARTS = ("encoder", "model")  # what `TrainConfig.compile` may name besides True (the encoder) and False
+
 @dataclass
 class TrainConfig:
     "How to train: optimiser, schedule, precision, budget and checkpointing."
@@ -55,7 +57,7 @@ class TrainConfig:
     device: str = "auto"
     checkpoint_every: int = 200    # optimiser steps between mid-epoch checkpoints (0: only at epoch ends)
     progress: bool = True
-    compile: bool = False          # torch.compile the encoder (needs a C++ compiler on CPU)
+    compile: bool | str = False    # torch.compile True/"encoder": the encoder; "model": also the decoder's step
     patience: int | None = None    # stop after this many epochs without a better validation score; None: never
     cuda_graphs: bool = True       # on CUDA, replay the training step as a CUDA graph (see `fit`)
     stack_members: bool | None = None  # step an ensemble's like members as one model (see `fit`); None: on CUDA only
@@ -68,6 +70,9 @@ class TrainConfig:
             raise ValueError(f"minutes must be positive (or None: no time limit), got {self.minutes}")
         if self.patience is not None and self.patience < 1:
             raise ValueError(f"patience must be >= 1 (or None: no early stop), got {self.patience}")
+        if self.compile not in (False, True, *COMPILED_PARTS):
+            names = " or ".join(map(repr, COMPILED_PARTS))
+            raise ValueError(f"compile must be False, True, {names}, got {self.compile!r}")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -192,17 +197,23 @@ def evaluate_loss(model, x: torch.Tensor, edges: torch.Tensor | None = None, bat
     return res
 
 # %% ../nbs/14_train.ipynb #ff5a4836
-def compile_encoder(model) -> bool:
-    """Compile `model.encoder` in place with `torch.compile`
+def compile_model(model, parts: str = "encoder") -> bool:
+    """Compile `model` in place with `torch.compile`: its encoder, and with `parts="model"` also the repeated step
+    of each decoder in it (the method its `REPEATED_STEP` names, see `acd_nb.decoders`)
 
     Returns False (with a warning) where CPU code cannot be compiled."""
+    if parts not in COMPILED_PARTS: raise ValueError(f"parts must be one of {COMPILED_PARTS}, got {parts!r}")
     on_cpu = next(model.parameters()).device.type == "cpu"
     if on_cpu and not (shutil.which("c++") or shutil.which("g++")):
-        warnings.warn("compile=True needs a C++ compiler for CPU code and none was found; training uncompiled")
+        warnings.warn("compile needs a C++ compiler for CPU code and none was found; training uncompiled")
         return False
     # dynamo warns that it traces through the lru_cache of `acd_nb.nn.pair_index`: that function is pure
     warnings.filterwarnings("ignore", message="Dynamo detected a call to a `functools.lru_cache`")
     model.encoder.compile()
+    if parts == "model":
+        for module in model.modules():
+            if name := getattr(module, "REPEATED_STEP", None):
+                setattr(module, name, torch.compile(getattr(module, name)))
     return True
 
 def distributed_env() -> tuple[int, int]:
@@ -850,7 +861,7 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
         if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
             run.next_epoch = math.inf  # its budget is spent: nothing to resume
         else: run.next_epoch = run.start_epoch
-        if run.cfg.compile: compile_encoder(run.model)
+        if run.cfg.compile: compile_model(run.model, "model" if run.cfg.compile == "model" else "encoder")
         device_ids = [run.device] if run.device.type == "cuda" else None
         if run.world > 1: run.net = DistributedDataParallel(run.model, device_ids=device_ids)
     _train_members(runs, stop_after_steps)

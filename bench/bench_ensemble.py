@@ -2,6 +2,7 @@
 
 usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
            [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto|on|off|both]
+           [--compile off|encoder|model] [--compile-k1]
 
 Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
 k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
@@ -11,6 +12,12 @@ Prints `name: value` lines, for each model and K: samples/s per member, aggregat
 counter on one training step of one member: forward and backward) and, on CUDA, the fraction of the bf16 dense
 peak (`--peak-tflops`, default 989: H100/H200 SXM) and how the steps ran (`step_mode`: graph-stacked, graph-streams, graph-serial
 or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
+`ops_per_step`: the aten operations one training step of one member dispatches (forward and backward, views and
+allocations left out), about the kernels a GPU launches for it; on CUDA `k1_us_per_op` is the K = 1 step's time
+divided by them: where it is a few microseconds whatever the model, the step is bound by its number of kernels, not by
+their work. `--compile` trains with `TrainConfig.compile` (`encoder`, or `model`: the decoder's repeated step as well);
+`--compile-k1` also trains K = 1 with `compile="model"`, printed as `..._k1_compiled_samples_per_s` (its compilation
+happens in the untimed first epoch).
 `--stack` says whether the members step as one model with stacked weights (`TrainConfig.stack_members`: `auto` on
 CUDA only, `on`, `off`; `both`: `on`, and for K > 1 also `off`, printed as `..._unstacked_samples_per_s`, the
 side-by-side in one run); the unobserved model cannot stack (its LSTM has no `vmap` rule) and steps member by member.
@@ -24,6 +31,7 @@ import sys
 import time
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from acd_nb.core import get_device, seed_everything
@@ -57,20 +65,34 @@ MODELS = ("springs_mlp", "kuramoto_cnn", "temperature_sim", "unobserved_lstm")
 def n_series(name: str) -> int: return 4 if name == "unobserved_lstm" else 5
 
 
-def flops_per_step(name: str, dtype: str, device) -> float:
-    "FLOPs of one training step (forward and backward) of one member at batch 128."
+class OpCounter(TorchDispatchMode):
+    "Counts the aten operations that compute something: views and allocations (no kernel on a GPU) left out."
+    def __init__(self):
+        super().__init__()
+        self.ops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not (func.is_view or func.overloadpacket.__name__.startswith("empty")): self.ops += 1
+        return func(*args, **(kwargs or {}))
+
+
+def step_cost(name: str, dtype: str, device) -> tuple[float, int]:
+    "FLOPs and aten operations (`OpCounter`) of one training step (forward and backward) of one member at batch 128."
     model = build(name, dtype, 0).to(device).train()
     x = torch.randn(BATCH, n_series(name), 49, 4, device=device)
     with FlopCounterMode(display=False) as counter:
         model.loss(x)["loss"].backward()
-    return float(counter.get_total_flops())
+    with OpCounter() as ops:
+        model.loss(x)["loss"].backward()
+    return float(counter.get_total_flops()), ops.ops
 
 
 STACK = {"auto": None, "on": True, "off": False, "both": True}
+COMPILE = {"off": False, "encoder": "encoder", "model": "model"}  # TrainConfig.compile
 
 
 def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs: bool = True,
-                  compile: bool = False, stack: str = "auto") -> tuple[float, str]:
+                  compile: bool | str = False, stack: str = "auto") -> tuple[float, str]:
     "Aggregate training samples/s of `k` members in one `fit` over epochs 2 and 3, and how a GPU ran the steps."
     n = steps * BATCH
     x = torch.randn(n, n_series(name), 49, 4, device=device)
@@ -119,7 +141,9 @@ def main():
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 peak")
     ap.add_argument("--max-seconds", type=float, default=None, help="skip the larger K of a model once one run took this long")
     ap.add_argument("--processes", action="store_true", help="CPU: also the members as separate processes")
-    ap.add_argument("--compile", action="store_true", help="torch.compile each member's encoder (TrainConfig.compile)")
+    ap.add_argument("--compile", default="off", choices=tuple(COMPILE),
+                    help="TrainConfig.compile: the encoder, or the model (encoder and the decoder's repeated step)")
+    ap.add_argument("--compile-k1", action="store_true", help='also K = 1 with compile="model"')
     ap.add_argument("--stack", default="auto", choices=tuple(STACK),
                     help="members as one model with stacked weights (TrainConfig.stack_members; auto: on CUDA)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -134,13 +158,16 @@ def main():
     print(f"threads: {torch.get_num_threads()}")
     print(f"dtype: {args.dtype}")
     print(f"compile: {args.compile}")
+    print(f"compile_k1: {args.compile_k1}")
     print(f"stack: {args.stack}")
     for name in args.models:
-        flops = flops_per_step(name, args.dtype, device)
-        print(f"{name}_gflop_per_sample: {flops / BATCH / 1e9:.3f}", flush=True)
+        flops, ops = step_cost(name, args.dtype, device)
+        print(f"{name}_gflop_per_sample: {flops / BATCH / 1e9:.3f}")
+        print(f"{name}_ops_per_step: {ops}", flush=True)
+        parts = COMPILE[args.compile]
         for k in args.ks:
             start = time.perf_counter()
-            try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device, compile=args.compile, stack=args.stack)
+            try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device, compile=parts, stack=args.stack)
             except Exception as e:  # one model's failure (e.g. out of memory) leaves the others measured
                 print(f"{name}_k{k}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
                 break
@@ -152,15 +179,25 @@ def main():
                 print(f"{name}_k{k}_peak_fraction: {tflops / args.peak_tflops:.4f}")
                 print(f"{name}_k{k}_step_mode: {mode}")
                 if k == 1:  # the same model stepped eagerly: what the graph saves
+                    print(f"{name}_k1_us_per_op: {1e6 * BATCH / rate / ops:.2f}")
                     print(f"{name}_k1_eager_samples_per_s: {ensemble_rate(name, 1, args.steps, args.dtype, device, False)[0]:.0f}")
                 torch.cuda.empty_cache()
             if args.stack == "both" and k > 1:
-                unstacked = ensemble_rate(name, k, args.steps, args.dtype, device, compile=args.compile, stack="off")[0]
+                unstacked = ensemble_rate(name, k, args.steps, args.dtype, device, compile=parts, stack="off")[0]
                 print(f"{name}_k{k}_unstacked_samples_per_s: {unstacked:.0f}")
             if args.processes and device.type == "cpu":
                 print(f"{name}_k{k}_processes_samples_per_s: {processes_rate(name, k, args.steps, args.dtype):.0f}")
             sys.stdout.flush()
             if args.max_seconds and time.perf_counter() - start > args.max_seconds: break
+        if args.compile_k1 and parts != "model":  # after the K loop: its time does not count there
+            try:
+                compiled_rate, compiled_mode = ensemble_rate(name, 1, args.steps, args.dtype, device,
+                                                             compile="model")
+                print(f"{name}_k1_compiled_samples_per_s: {compiled_rate:.0f}")
+                if device.type == "cuda": print(f"{name}_k1_compiled_step_mode: {compiled_mode}")
+            except Exception as e:
+                print(f"{name}_k1_compiled: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            sys.stdout.flush()
 
 
 def build_and_fit_one(name: str, steps: int, dtype: str, seed: int):
