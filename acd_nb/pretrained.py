@@ -557,6 +557,13 @@ def _training_summary(run_dir: Path, loaded: LoadedModel) -> dict:
     return {"epochs": history[-1]["epoch"] if history else 0, "minutes": history[-1]["minutes"] if history else None,
             "best_epoch": best, "best_valid_auroc": best_record.get("valid_auroc")}
 
+def _last_train_config(run_dir: Path) -> dict | None:
+    """The training settings the run last trained under (its `last.pt`), None without one
+
+    `run.json` keeps those it started with; a run continued with another budget (or on another device) differs."""
+    last = run_dir / "last.pt"
+    return read_checkpoint(last).get("train_config") if last.is_file() else None
+
 def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=None, overwrite: bool = False) -> Path:
     """Write the model folder `dest/name` from a training run, atomically; returns it
 
@@ -572,7 +579,8 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "preset": run.get("preset"),
             "data": run.get("data"),
             "features": loaded.info["features"], "feature_names": loaded.feature_names,
-            "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(), "train": run.get("train"),
+            "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(),
+            "train": _last_train_config(run_dir) or run.get("train"),
             "training": _training_summary(run_dir, loaded),
             "feature_stats": training_feature_stats(loaded, n_samples=1000),
             "missing": missing_values_test(loaded),
