@@ -112,13 +112,15 @@ class Normalizer:
 
 # %% ../nbs/02_data.ipynb #5bf4ac4d
 def feature_stats(x, quantile: float = 0.005) -> dict:
-    "Per-feature statistics of scaled data `(B, N, T, D)`, as JSON-ready lists"
+    """Per-feature statistics of scaled data `(B, N, T, D)`, as JSON-ready lists
+
+    Per-sample statistics depend on the samples' length `T` (`n_steps`): a longer recording drifts further."""
     x = np.asarray(x, dtype=np.float64)
     # over the observed values where some are missing (NaN); complete data keeps its exact figures
     mean, std, qs = (np.nanmean, np.nanstd, np.nanquantile) if np.isnan(x).any() else (np.mean, np.std, np.quantile)
     sample_mean, sample_std = mean(x, (1, 2)), std(x, (1, 2))  # (B, D)
     centre, spread = mean(sample_mean, 0), std(sample_mean, 0)
-    return {"n_samples": len(x), "mean": mean(x, (0, 1, 2)).tolist(), "std": std(x, (0, 1, 2)).tolist(),
+    return {"n_samples": len(x), "n_steps": x.shape[2], "mean": mean(x, (0, 1, 2)).tolist(), "std": std(x, (0, 1, 2)).tolist(),
             "sample_mean": [(centre - 4 * spread).tolist(), (centre + 4 * spread).tolist()],
             "sample_std": qs(sample_std, [quantile, 1 - quantile], axis=0).tolist()}
 

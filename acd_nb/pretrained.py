@@ -422,8 +422,11 @@ def training_feature_stats(loaded: LoadedModel, n_samples: int = 200, seed: int 
     """`acd_nb.data.feature_stats` of the model's scaled training data
 
     Stored with the model (its `run.json` or card); for older models computed from `n_samples` fresh samples of its
-    simulator. None if there are neither."""
+    simulator. None if there are neither. `n_steps`, the samples' length, is that of the training split for a run
+    that stored its statistics before they recorded it; for such a card it is unknown (None)."""
     stored = loaded.info["meta"].get("feature_stats")
+    if stored is not None and "n_steps" not in stored and loaded.info["kind"] == "run":
+        return {**stored, "n_steps": (loaded.info.get("data") or {}).get("steps_train")}
     if stored is not None: return stored
     if "sim" not in (loaded.info.get("data") or {}): return None
     return feature_stats(simulate_test_set(loaded, n_samples, seed)["x"])
@@ -432,9 +435,11 @@ def distribution_notes(loaded: LoadedModel, scaled, name: str = "input", stats: 
     """Warnings for features of scaled input `(B, N, T, D)` unlike the training data
 
     A feature warns when its mean lies beyond the range of single training samples' means, or its spread beyond
-    1.5 times the range of their spreads."""
+    1.5 times the range of their spreads. Like is compared with like: only the first `n_steps` steps, the length of
+    the samples behind the statistics (where known), since a longer recording drifts further."""
     stats = training_feature_stats(loaded) if stats is None else stats
     if stats is None: return []
+    if stats.get("n_steps"): scaled = np.asarray(scaled)[:, :, :stats["n_steps"]]
     notes = []
     mean, std = np.nanmean(scaled, (0, 1, 2)), np.nanstd(scaled, (0, 1, 2))  # over the observed values
     (mean_lo, mean_hi), (std_lo, std_hi) = np.asarray(stats["sample_mean"]), np.asarray(stats["sample_std"])
