@@ -212,8 +212,9 @@ def compile_model(model, parts: str = "encoder") -> bool:
     model.encoder.compile()
     if parts == "model":
         for module in model.modules():
-            if name := getattr(module, "REPEATED_STEP", None):
-                setattr(module, name, torch.compile(getattr(module, name)))
+            step = getattr(module, getattr(module, "REPEATED_STEP", ""), None)
+            if step is not None and not hasattr(step, "_torchdynamo_orig_callable"):  # not compiled by an earlier fit
+                setattr(module, module.REPEATED_STEP, torch.compile(step))
     return True
 
 def distributed_env() -> tuple[int, int]:
