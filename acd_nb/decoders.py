@@ -243,8 +243,8 @@ class SpringsSimDecoder(_SimDecoder):
         # step). On a GPU the check would cost a synchronisation per substep; inside `torch.func.vmap` (an ensemble
         # stepped as one model) no value can be branched on; compiled, the passes are fused into the step's kernels.
         box = self.box_size
-        if not (loc.device.type != "cpu" or is_batchedtensor(loc) or torch.compiler.is_compiling()
-                or bool((loc.abs() > box).any())): return loc, vel
+        can_check = loc.device.type == "cpu" and not (is_batchedtensor(loc) or torch.compiler.is_compiling())
+        if can_check and not bool((loc.abs() > box).any()): return loc, vel
         over, under = loc > box, loc < -box
         loc = torch.where(over, 2 * box - loc, torch.where(under, -2 * box - loc, loc))
         vel = torch.where(over, -vel.abs(), torch.where(under, vel.abs(), vel))

@@ -73,6 +73,7 @@ class TrainConfig:
         if self.compile not in (False, True, *COMPILED_PARTS):
             names = " or ".join(map(repr, COMPILED_PARTS))
             raise ValueError(f"compile must be False, True, {names}, got {self.compile!r}")
+        if self.compile is True: self.compile = "encoder"  # one spelling for what gets compiled
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -862,7 +863,7 @@ def fit(model, train, valid=None, cfg: TrainConfig | None = None, out_dir=None, 
         if resume and run.out_dir is not None and (run.out_dir / "last.pt").exists() and not run.resume():
             run.next_epoch = math.inf  # its budget is spent: nothing to resume
         else: run.next_epoch = run.start_epoch
-        if run.cfg.compile: compile_model(run.model, "model" if run.cfg.compile == "model" else "encoder")
+        if run.cfg.compile: compile_model(run.model, run.cfg.compile)
         device_ids = [run.device] if run.device.type == "cuda" else None
         if run.world > 1: run.net = DistributedDataParallel(run.model, device_ids=device_ids)
     _train_members(runs, stop_after_steps)

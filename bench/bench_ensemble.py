@@ -87,6 +87,11 @@ def step_cost(name: str, dtype: str, device) -> tuple[float, int]:
     return float(counter.get_total_flops()), ops.ops
 
 
+def failure(e: Exception) -> str:
+    "An exception as one line: its type and the first line of its message."
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
 STACK = {"auto": None, "on": True, "off": False, "both": True}
 COMPILE = {"off": False, "encoder": "encoder", "model": "model"}  # TrainConfig.compile
 
@@ -169,7 +174,7 @@ def main():
             start = time.perf_counter()
             try: rate, mode = ensemble_rate(name, k, args.steps, args.dtype, device, compile=parts, stack=args.stack)
             except Exception as e:  # one model's failure (e.g. out of memory) leaves the others measured
-                print(f"{name}_k{k}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+                print(f"{name}_k{k}: failed: {failure(e)}", flush=True)
                 break
             tflops = rate / BATCH * flops / 1e12
             print(f"{name}_k{k}_samples_per_s_per_model: {rate / k:.0f}")
@@ -196,7 +201,7 @@ def main():
                 print(f"{name}_k1_compiled_samples_per_s: {compiled_rate:.0f}")
                 if device.type == "cuda": print(f"{name}_k1_compiled_step_mode: {compiled_mode}")
             except Exception as e:
-                print(f"{name}_k1_compiled: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+                print(f"{name}_k1_compiled: failed: {failure(e)}")
             sys.stdout.flush()
 
 
