@@ -34,10 +34,10 @@ def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor
 
     Row-major order; the sender is the cause, the receiver the effect."""
     if n_nodes < 2: raise ValueError(f"need at least 2 nodes to form edges, got n_nodes={n_nodes}")
-    flat = torch.arange(n_nodes * n_nodes, device=device)
-    send, recv = flat // n_nodes, flat % n_nodes
-    keep = send != recv
-    return send[keep], recv[keep]
+    # arithmetic rather than a mask of the diagonal: no shape that depends on data, so torch.compile traces it
+    pair = torch.arange(n_nodes * (n_nodes - 1), device=device)
+    send, other = pair // (n_nodes - 1), pair % (n_nodes - 1)
+    return send, other + (other >= send).long()
 
 def _offdiag_flat(n_nodes: int) -> np.ndarray:
     "Flat indices `i*n + j` of the off-diagonal entries of `(n, n)`, in edge order"

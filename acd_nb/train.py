@@ -440,6 +440,7 @@ class _Stack:
 
     def __init__(self, runs: list):
         self.runs, self.template, self.steps = runs, runs[0].model, 0
+        self.losses_of = {}  # `member_losses` by the kinds of draws
         params = [dict(r.model.named_parameters()) for r in runs]
         buffers = [dict(r.model.named_buffers()) for r in runs]
         self.params = {n: torch.stack([p[n].detach() for p in params]).requires_grad_() for n in params[0]}
@@ -477,14 +478,16 @@ class _Stack:
         such as a simulation decoder's normaliser), batch size, learning rate and its schedule, extra inputs and step
         count. A run is a group of its own where stacking is not asked for (`TrainConfig.stack_members`: by default
         on CUDA only), its model cannot stack (`ACD.stacks`: the LSTM of `acd_nb.latent_unobserved`), it has dropout
-        (its masks come from torch's default generator, not the member's), or it is compiled or under torchrun."""
+        (its masks come from torch's default generator, not the member's), or it is under torchrun. Compiled members
+        (`TrainConfig.compile`) stack with members compiled alike, and their stack is compiled as a whole
+        (`member_losses`)."""
         def key(r):
             asked = r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda")
             steps = {float(s["step"]) if s else 0.0 for s in r.opt.state.values()} or {0.0}
-            if not (asked and r.model.stacks and r.model.cfg.dropout == 0 and not r.cfg.compile and r.world == 1
-                    and len(steps) == 1): return id(r)
+            if not (asked and r.model.stacks and r.model.cfg.dropout == 0 and r.world == 1 and len(steps) == 1):
+                return id(r)
             schedule = (r.opt.param_groups[0]["lr"], r.cfg.lr_decay_every, r.cfg.lr_decay_gamma)
-            return r.model.stack_key(), r.cfg.batch_size, schedule, tuple(r.extras), steps.pop()
+            return r.model.stack_key(), r.cfg.batch_size, schedule, tuple(r.extras), steps.pop(), r.cfg.compile
         grouped = {}
         for r in runs: grouped.setdefault(key(r), []).append(r)
         return list(grouped.values())
@@ -495,6 +498,22 @@ class _Stack:
         for run in self.runs:
             for t in (*run.model.parameters(), *run.model.buffers()): t.data = t.data.clone()
             for state in run.opt.state.values(): state.update({k: v.clone() for k, v in state.items()})
+
+    def member_losses(self, kinds: tuple):
+        """The members' losses `(K,)` as one function of the stacked weights, buffers, batches `(K, B, ...)`, extra
+        inputs and draws (of `kinds`, in the order the model makes them), each member's from its own slices
+
+        Compiled as a whole where the members are compiled (`TrainConfig.compile`): the parts `compile_model` compiles
+        would run eagerly when called under `torch.func.vmap`, but `torch.compile` traces the vmap of the whole model
+        into one graph (forward and backward)."""
+        if kinds not in self.losses_of:
+            template = self.template
+            def member_loss(params, buffers, x, extras, drawn):
+                with random_source(None, list(zip(kinds, drawn))):
+                    return torch.func.functional_call(template, (params, buffers), (x,), extras)["loss"]
+            losses = torch.func.vmap(member_loss)
+            self.losses_of[kinds] = torch.compile(losses) if self.runs[0].cfg.compile else losses
+        return self.losses_of[kinds]
 
     def train_step(self, idx: torch.Tensor):
         """One optimiser step of every member, member k on the samples `idx[k]` (`idx` `(members, batch)`); each
@@ -508,10 +527,7 @@ class _Stack:
             with r.draws(): drawn.append([model_draw(kind, shape, x.device) for kind, shape in plan])
         drawn = [torch.stack(member_draws) for member_draws in zip(*drawn)]           # each (K, ...)
 
-        def member_loss(params, buffers, x, extras, drawn):
-            with random_source(None, [(kind, d) for (kind, _), d in zip(plan, drawn)]):
-                return torch.func.functional_call(template, (params, buffers), (x,), extras)["loss"]
-        losses = torch.func.vmap(member_loss)(self.params, self.buffers, x, extras, drawn)
+        losses = self.member_losses(tuple(kind for kind, _ in plan))(self.params, self.buffers, x, extras, drawn)
         self.opt.param_groups[0]["lr"] = runs[0].opt.param_groups[0]["lr"]
         self.opt.zero_grad(set_to_none=True)
         losses.sum().backward()

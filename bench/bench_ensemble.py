@@ -2,7 +2,7 @@
 
 usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
            [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto|on|off|both]
-           [--compile off|encoder|model] [--compile-k1]
+           [--compile off|encoder|model] [--compiled-ks 1 9 27]
 
 Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
 k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
@@ -16,8 +16,10 @@ or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
 allocations left out), about the kernels a GPU launches for it; on CUDA `k1_us_per_op` is the K = 1 step's time
 divided by them: where it is a few microseconds whatever the model, the step is bound by its number of kernels, not by
 their work. `--compile` trains with `TrainConfig.compile` (`encoder`, or `model`: the decoder's repeated step as well);
-`--compile-k1` also trains K = 1 with `compile="model"`, printed as `..._k1_compiled_samples_per_s` (its compilation
-happens in the untimed first epoch).
+`--compiled-ks` also trains these K with `compile="model"` after a model's K loop, printed as
+`..._k<K>_compiled_samples_per_s` and `..._k<K>_compiled_step_mode` (K = 1: the encoder and the decoder's step compiled
+in place; K > 1 stacked: the stacked step compiled as one graph, `_Stack.member_losses`; compilation happens in the
+untimed first epoch).
 `--stack` says whether the members step as one model with stacked weights (`TrainConfig.stack_members`: `auto` on
 CUDA only, `on`, `off`; `both`: `on`, and for K > 1 also `off`, printed as `..._unstacked_samples_per_s`, the
 side-by-side in one run); the unobserved model cannot stack (its LSTM has no `vmap` rule) and steps member by member.
@@ -116,7 +118,9 @@ def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs
     if torch.device(device).type == "cuda":  # each model is charged the epochs' wall-clock (acd_nb.train)
         history = train(3)[1]
         return k * 2 * n / (60 * (history[2]["minutes"] - history[0]["minutes"])), history[-1]["step_mode"]
-    # on the CPU models are charged their own turns, which may overlap (threads): the wall-clock of epochs 2-3 instead
+    # on the CPU models are charged their own turns, which may overlap (threads): the wall-clock of epochs 2-3 instead,
+    # compiled code (`compile`) taken from torch's caches, filled by a first run
+    if compile: train(1)
     return k * 2 * n / (train(3)[0] - train(1)[0]), "eager"
 
 
@@ -148,7 +152,7 @@ def main():
     ap.add_argument("--processes", action="store_true", help="CPU: also the members as separate processes")
     ap.add_argument("--compile", default="off", choices=tuple(COMPILE),
                     help="TrainConfig.compile: the encoder, or the model (encoder and the decoder's repeated step)")
-    ap.add_argument("--compile-k1", action="store_true", help='also K = 1 with compile="model"')
+    ap.add_argument("--compiled-ks", nargs="*", type=int, default=[], help='also these K with compile="model"')
     ap.add_argument("--stack", default="auto", choices=tuple(STACK),
                     help="members as one model with stacked weights (TrainConfig.stack_members; auto: on CUDA)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -163,7 +167,7 @@ def main():
     print(f"threads: {torch.get_num_threads()}")
     print(f"dtype: {args.dtype}")
     print(f"compile: {args.compile}")
-    print(f"compile_k1: {args.compile_k1}")
+    print(f"compiled_ks: {args.compiled_ks}")
     print(f"stack: {args.stack}")
     for name in args.models:
         flops, ops = step_cost(name, args.dtype, device)
@@ -194,14 +198,15 @@ def main():
                 print(f"{name}_k{k}_processes_samples_per_s: {processes_rate(name, k, args.steps, args.dtype):.0f}")
             sys.stdout.flush()
             if args.max_seconds and time.perf_counter() - start > args.max_seconds: break
-        if args.compile_k1 and parts != "model":  # after the K loop: its time does not count there
+        for k in args.compiled_ks if parts != "model" else ():  # after the K loop: its time does not count there
             try:
-                compiled_rate, compiled_mode = ensemble_rate(name, 1, args.steps, args.dtype, device,
-                                                             compile="model")
-                print(f"{name}_k1_compiled_samples_per_s: {compiled_rate:.0f}")
-                if device.type == "cuda": print(f"{name}_k1_compiled_step_mode: {compiled_mode}")
+                compiled_rate, compiled_mode = ensemble_rate(name, k, args.steps, args.dtype, device,
+                                                             compile="model", stack=args.stack)
+                print(f"{name}_k{k}_compiled_samples_per_s: {compiled_rate:.0f}")
+                if device.type == "cuda": print(f"{name}_k{k}_compiled_step_mode: {compiled_mode}")
             except Exception as e:
-                print(f"{name}_k1_compiled: failed: {failure(e)}")
+                print(f"{name}_k{k}_compiled: failed: {failure(e)}")
+                break
             sys.stdout.flush()
 
 
