@@ -2,7 +2,7 @@
 
 usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
            [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto|on|off|both]
-           [--compile off|encoder|model] [--compiled-ks 1 9 27]
+           [--compile off|encoder|model] [--compiled-ks 1 9 27] [--compiled-models springs_mlp]
 
 Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
 k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
@@ -16,7 +16,8 @@ or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
 allocations left out), about the kernels a GPU launches for it; on CUDA `k1_us_per_op` is the K = 1 step's time
 divided by them: where it is a few microseconds whatever the model, the step is bound by its number of kernels, not by
 their work. `--compile` trains with `TrainConfig.compile` (`encoder`, or `model`: the decoder's repeated step as well);
-`--compiled-ks` also trains these K with `compile="model"` after a model's K loop, printed as
+`--compiled-ks` also trains these K with `compile="model"` after the K loop of each model (or of those named by
+`--compiled-models`), each from fresh compiler caches (`torch._dynamo.reset`), printed as
 `..._k<K>_compiled_samples_per_s` and `..._k<K>_compiled_step_mode` (K = 1: the encoder and the decoder's step compiled
 in place; K > 1 stacked: the stacked step compiled as one graph, `_Stack.member_losses`; compilation happens in the
 untimed first epoch).
@@ -153,6 +154,7 @@ def main():
     ap.add_argument("--compile", default="off", choices=tuple(COMPILE),
                     help="TrainConfig.compile: the encoder, or the model (encoder and the decoder's repeated step)")
     ap.add_argument("--compiled-ks", nargs="*", type=int, default=[], help='also these K with compile="model"')
+    ap.add_argument("--compiled-models", nargs="*", choices=MODELS, help="the models --compiled-ks trains (default: all)")
     ap.add_argument("--stack", default="auto", choices=tuple(STACK),
                     help="members as one model with stacked weights (TrainConfig.stack_members; auto: on CUDA)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -198,7 +200,9 @@ def main():
                 print(f"{name}_k{k}_processes_samples_per_s: {processes_rate(name, k, args.steps, args.dtype):.0f}")
             sys.stdout.flush()
             if args.max_seconds and time.perf_counter() - start > args.max_seconds: break
-        for k in args.compiled_ks if parts != "model" else ():  # after the K loop: its time does not count there
+        compiled = args.compiled_ks if parts != "model" and name in (args.compiled_models or args.models) else ()
+        for k in compiled:  # after the K loop: its time does not count there
+            torch._dynamo.reset()  # each stack compiles its own graph; earlier ones would count to dynamo's recompile limit
             try:
                 compiled_rate, compiled_mode = ensemble_rate(name, k, args.steps, args.dtype, device,
                                                              compile="model", stack=args.stack)

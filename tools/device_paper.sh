@@ -12,6 +12,7 @@
 # weights' float32 precision, then last.pt).
 # Each phase has its own time limit (0 skips it) and a failed phase does not stop the next.
 # usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
+#        (environment: COMPILE_IF_FASTER, see phase 2; AUTHORS_TRAIN, see phase 1)
 # The device call carries .whl (execnb and its needs), .anchors (the authors' code, copied from ../shared/anchors, for
 # timing only) and, to continue the runs of an earlier call, .resume (the pieces it brought back, unpacked into the
 # report's runs folder before the notebook runs: its models resume where they stopped).
@@ -48,6 +49,25 @@ echo "authors phase: $((SECONDS - t0)) s"
 t1=$SECONDS
 [ "$bench_s" -gt 0 ] && timeout -k 5 "$bench_s" python3 bench/bench_ensemble.py "$@" 2>&1 | tee "$OUT/bench.txt"
 echo "bench phase: $((SECONDS - t1)) s"
+
+# the report trains compiled (compile="model") where the bench found compiled steps at least 10 % faster:
+# COMPILE_IF_FASTER names the bench lines to compare, e.g. springs_mlp_k3 (springs_mlp_k3_compiled_samples_per_s
+# against springs_mlp_k3_samples_per_s)
+if [ -n "${COMPILE_IF_FASTER:-}" ] && [ -f "$OUT/bench.txt" ]; then
+  params=$(python3 - "$params" "$OUT/bench.txt" "$COMPILE_IF_FASTER" <<'EOF'
+import json, re, sys
+params, text, stem = json.loads(sys.argv[1]), open(sys.argv[2]).read(), sys.argv[3]
+def rate(key):
+    found = re.search(rf"^{key}: ([\d.]+)$", text, re.M)
+    return float(found.group(1)) if found else None
+plain, compiled = rate(f"{stem}_samples_per_s"), rate(f"{stem}_compiled_samples_per_s")
+faster = bool(plain and compiled and compiled > 1.1 * plain)
+if faster: params["preset_overrides"] = {**(params.get("preset_overrides") or {}), "compile": "model"}
+print(f"report compiled: {faster} ({stem}: {compiled} samples/s compiled, {plain} not)", file=sys.stderr)
+print(json.dumps(params))
+EOF
+  )
+fi
 
 # 3. the paper-scale report: (for exp_particles, its datasets built side by side first) then the notebook, which
 #    trains its models as one ensemble and evaluates them
