@@ -135,3 +135,20 @@ def test_too_little_room_writes_nothing(trained, tmp_path):
     out = subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "x"), "--max-mib", str(pack_mib(root) / 10),
                                  "--max-pieces", "1"], capture_output=True, text=True)
     assert out.returncode != 0 and "nothing written" in out.stderr and not list(tmp_path.glob("x*"))
+
+
+def test_run_folders_at_any_depth(trained, tmp_path):
+    "A report that groups its runs (exp_unobserved: runs/<variant>/<method>_seed<s>) packs and unpacks them where they were."
+    root, _ = trained
+    nested = tmp_path / "runs"
+    shutil.copytree(root / "runs" / "a_seed0", nested / "variant" / "a_seed0")
+    shutil.copytree(root / "runs" / "a_seed1", nested / "a_seed1")
+    subprocess.run(TOOL + [str(nested), str(tmp_path / "n")], check=True)
+    subprocess.run(TOOL + ["--unpack", str(tmp_path / "n.tar.1of1"), "--into", str(tmp_path / "here")], check=True)
+    for name in ("variant/a_seed0", "a_seed1"):
+        for file in ("last.pt", "best.pt"):
+            original, back = (load_checkpoint(d / name / file) for d in (nested, tmp_path / "here"))
+            for k, w in original["model"].items(): assert torch.equal(back["model"][k], w), (name, file, k)
+    again = subprocess.run(TOOL + ["--unpack", str(tmp_path / "n.tar.1of1"), "--into", str(tmp_path / "here")],
+                           capture_output=True, text=True)
+    assert again.returncode != 0 and "variant/a_seed0" in again.stderr  # never overwritten

@@ -71,9 +71,12 @@ def _same_weights(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def packed_run(run: Path, last_state: str | None = "all", rounded: bool = False) -> list[tuple[str, bytes]]:
-    """The files of run folder `run` as packed: `(name in the tar, bytes)`; `last_state`: what of `last.pt`'s
-    optimiser state travels, `rounded`: the weights in bf16 (see `LEVELS`)"""
+def packed_run(run: Path, last_state: str | None = "all", rounded: bool = False, runs: Path | None = None
+               ) -> list[tuple[str, bytes]]:
+    """The files of run folder `run` as packed: `(name in the tar, bytes)`, named by the folder's path under `runs`
+    (default: its parent); `last_state`: what of `last.pt`'s optimiser state travels, `rounded`: the weights in bf16
+    (see `LEVELS`)"""
+    folder = run.relative_to(run.parent if runs is None else runs).as_posix()
     last = torch.load(run / "last.pt", map_location="cpu", weights_only=True) if last_state else None
     files = []
     for name in KEEP:
@@ -89,7 +92,7 @@ def packed_run(run: Path, last_state: str | None = "all", rounded: bool = False)
             elif rounded: data = _saved({**best, "model": _rounded(best["model"]), ROUNDED: True})
             else: data = path.read_bytes()
         else: data = path.read_bytes()
-        files.append((f"{run.name}/{name}", data))
+        files.append((f"{folder}/{name}", data))
     return files
 
 
@@ -105,8 +108,9 @@ def tar_of(files: list[tuple[str, bytes]]) -> bytes:
 
 
 def pack(runs: Path, prefix: str, max_mib: float = 16, max_pieces: int = 5) -> list[Path]:
-    "The run folders under `runs` (those with a `last.pt`) into pieces `<prefix>.tar.<k>of<n>`; see the module's text."
-    folders = sorted(p for p in runs.iterdir() if (p / "last.pt").exists())
+    """The run folders under `runs`, at any depth (those with a `last.pt`; a report may group its runs, as
+    exp_unobserved does by variant), into pieces `<prefix>.tar.<k>of<n>`; see the module's text."""
+    folders = sorted(last.parent for last in runs.rglob("last.pt"))
     if not folders: raise SystemExit(f"no run folders with a last.pt under {runs}")
     there = sorted(Path(prefix).parent.glob(f"{Path(prefix).name}.tar.*"))
     if there: raise SystemExit(f"{there[0]} exists: pack to another DEST_PREFIX (nothing is overwritten)")
@@ -114,7 +118,7 @@ def pack(runs: Path, prefix: str, max_mib: float = 16, max_pieces: int = 5) -> l
     for last_state, rounded, loss in LEVELS:
         if loss: print(f"warning: {len(folders)} runs do not fit {max_pieces} pieces of {max_mib:g} MiB; {loss}",
                        file=sys.stderr)
-        data = tar_of([f for run in folders for f in packed_run(run, last_state, rounded)])
+        data = tar_of([f for run in folders for f in packed_run(run, last_state, rounded, runs)])
         n = math.ceil(len(data) / max_bytes)
         if n <= max_pieces: break
     else:
@@ -158,7 +162,7 @@ def unpack(pieces: list[Path], into: Path):
     into.mkdir(parents=True, exist_ok=True)
     for prefix, data in tars.items():
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            names = sorted({Path(m.name).parts[0] for m in tar.getmembers()})
+            names = sorted({Path(m.name).parent.as_posix() for m in tar.getmembers() if m.isfile()})
             taken = [n for n in names if (into / n).exists()]
             if taken: raise SystemExit(f"{prefix}.tar: {into} already holds {taken}; remove them or unpack elsewhere")
             tar.extractall(into, filter="data")
