@@ -96,6 +96,29 @@ def test_make_reports_publishes_in_one_step(tmp_path, monkeypatch):
     assert (published / "README.md").read_text() == "how the fits were made\n" and (published / "results.json").exists()
 
 
+def test_publish_a_notebook_run_by_papermill(tmp_path):
+    "A notebook executed elsewhere by papermill publishes with papermill's parameters and duration; one not run to its end is refused."
+    work = tmp_path / "work"
+    work.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    nb.metadata["papermill"] = {"parameters": {"scale": "paper", "seeds": [0], "out_dir": "somewhere"}, "duration": 61.4}
+    nbformat.write(nb, work / "exp_particles.ipynb")
+    (work / "results.json").write_text(json.dumps({"claims": []}))
+    (work / "curve.png").write_bytes(b"png")
+    reports = tmp_path / "reports"
+    make_reports.main(["--publish", str(work / "exp_particles.ipynb"), "--scale", "paper", "--reports", str(reports),
+                       "exp_particles"])
+    published = reports / "paper" / "exp_particles"
+    assert sorted(p.name for p in published.iterdir()) == ["curve.png", "exp_particles.ipynb", "results.json"]
+    meta = nbformat.read(published / "exp_particles.ipynb", as_version=4).metadata["acd_report"]
+    assert meta["seconds"] == 61 and meta["parameters"] == {"scale": "paper", "seeds": [0], "out_dir": "_reports/paper/exp_particles"}
+    nb.metadata["papermill"]["duration"] = None  # papermill stopped before the end
+    nbformat.write(nb, work / "exp_particles.ipynb")
+    with pytest.raises(SystemExit, match="not run to its end"):
+        make_reports.main(["--publish", str(work / "exp_particles.ipynb"), "--scale", "paper", "--reports",
+                           str(reports), "exp_particles"])
+
+
 def test_train_parallel_runs_the_notebook_up_to_its_training_cell():
     jobs = tp.jobs_of(["seeds=0,1", "methods=none,latent"])
     assert jobs == [{"seeds": [0], "methods": ["none"]}, {"seeds": [0], "methods": ["latent"]},

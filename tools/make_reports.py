@@ -10,7 +10,7 @@ e.g. how the fits were made, is kept); a notebook that fails leaves the committe
 copy in the work folder.
 
 usage: python tools/make_reports.py [--scale cpu] [--jobs 2] [experiment ...]    (what `make reports` runs)
-       python tools/make_reports.py --publish EXECUTED.ipynb --scale gpu experiment  (a notebook run elsewhere)
+       python tools/make_reports.py --publish EXECUTED.ipynb --scale gpu experiment  (a notebook run elsewhere, or by papermill)
 """
 import argparse
 import os
@@ -104,9 +104,14 @@ def publish(executed: Path, name: str, scale: str, reports_root: Path, notebook:
 
 
 def publish_executed(executed: Path, name: str, scale: str, reports_root: Path):
-    "Publish a notebook run by `tools/train_parallel.py --execute` (e.g. on a GPU machine); its parameters are in its metadata."
-    meta = nbformat.read(executed, as_version=4).metadata.get("acd_execute")
-    if not meta: raise SystemExit(f"{executed} was not run by tools/train_parallel.py --execute (no acd_execute metadata)")
+    """Publish a notebook run by `tools/train_parallel.py --execute` (e.g. on a GPU machine) or by papermill (e.g. its
+    models trained elsewhere, evaluated here); its parameters are in its metadata."""
+    metadata = nbformat.read(executed, as_version=4).metadata
+    meta = metadata.get("acd_execute") or (
+        {"parameters": metadata["papermill"]["parameters"], "seconds": round(metadata["papermill"]["duration"])}
+        if metadata.get("papermill", {}).get("duration") is not None else None)
+    if not meta: raise SystemExit(f"{executed} was not run to its end by tools/train_parallel.py --execute or papermill "
+                                  "(no acd_execute metadata, no papermill duration)")
     params = {**meta["parameters"], "out_dir": str(executed.resolve().parent)}
     notebook = VARIANTS.get(name, {}).get("notebook", name)
     publish(executed, name, scale, reports_root, notebook, params, meta["seconds"])
@@ -120,7 +125,8 @@ def main(argv=None):
     ap.add_argument("--reports", type=Path, default=ROOT / "reports", help="where reports are published (default reports/)")
     ap.add_argument("--work", type=Path, default=ROOT / "_reports", help="run folders and partial notebooks (default _reports/)")
     ap.add_argument("--publish", type=Path, metavar="NOTEBOOK",
-                    help="only publish this executed notebook (tools/train_parallel.py --execute) as the one experiment named")
+                    help="only publish this executed notebook (tools/train_parallel.py --execute, or papermill) as the one "
+                         "experiment named")
     args = ap.parse_args(argv)
     if args.publish:
         if len(args.experiments) != 1: ap.error("--publish needs the report's name, e.g. exp_unobserved")
