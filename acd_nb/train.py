@@ -512,7 +512,8 @@ class _Stack:
                 with random_source(None, list(zip(kinds, drawn))):
                     return torch.func.functional_call(template, (params, buffers), (x,), extras)["loss"]
             losses = torch.func.vmap(member_loss)
-            self.losses_of[kinds] = torch.compile(losses) if self.runs[0].cfg.compile else losses
+            # static shapes: a short last batch gets a graph of its own, not a dynamic one for every batch after it
+            self.losses_of[kinds] = torch.compile(losses, dynamic=False) if self.runs[0].cfg.compile else losses
         return self.losses_of[kinds]
 
     def train_step(self, idx: torch.Tensor):
