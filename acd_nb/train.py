@@ -527,7 +527,6 @@ class _Stack:
         for r in runs:
             with r.draws(): drawn.append([model_draw(kind, shape, x.device) for kind, shape in plan])
         drawn = [torch.stack(member_draws) for member_draws in zip(*drawn)]           # each (K, ...)
-
         losses = self.member_losses(tuple(kind for kind, _ in plan))(self.params, self.buffers, x, extras, drawn)
         self.opt.param_groups[0]["lr"] = runs[0].opt.param_groups[0]["lr"]
         self.opt.zero_grad(set_to_none=True)
