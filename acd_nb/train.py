@@ -19,7 +19,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, fields, replace
-from functools import partial
+from functools import partial, wraps
 from pathlib import Path
 
 import numpy as np
@@ -437,6 +437,7 @@ class _Stack:
     differs from the members stepped alone is only the order in which the batched matrix products sum (see the
     equivalence test below)."""
     MOMENTS = ("exp_avg", "exp_avg_sq")  # Adam's per-weight state besides its step count
+    STACK_GRAPHS = 64  # compiled graphs kept for all stacks of a process (`member_losses`)
 
     def __init__(self, runs: list):
         self.runs, self.template, self.steps = runs, runs[0].model, 0
@@ -512,8 +513,18 @@ class _Stack:
                 with random_source(None, list(zip(kinds, drawn))):
                     return torch.func.functional_call(template, (params, buffers), (x,), extras)["loss"]
             losses = torch.func.vmap(member_loss)
-            # static shapes: a short last batch gets a graph of its own, not a dynamic one for every batch after it
-            self.losses_of[kinds] = torch.compile(losses, dynamic=False) if self.runs[0].cfg.compile else losses
+            if self.runs[0].cfg.compile:
+                # static shapes: a short last batch gets a graph of its own, not a dynamic one for every batch after it
+                compiled = torch.compile(losses, dynamic=False)
+
+                @wraps(compiled)
+                def compiled_losses(*args):
+                    # every stack's graphs are entries of the one function vmap returns, of which dynamo keeps 8 by
+                    # default: a report's model configs times batch shapes may need more (beyond, vmap ran eagerly)
+                    with torch._dynamo.config.patch(recompile_limit=self.STACK_GRAPHS):
+                        return compiled(*args)
+                losses = compiled_losses
+            self.losses_of[kinds] = losses
         return self.losses_of[kinds]
 
     def train_step(self, idx: torch.Tensor):
