@@ -513,19 +513,21 @@ class _Stack:
                 with random_source(None, list(zip(kinds, drawn))):
                     return torch.func.functional_call(template, (params, buffers), (x,), extras)["loss"]
             losses = torch.func.vmap(member_loss)
-            if self.runs[0].cfg.compile:
-                # static shapes: a short last batch gets a graph of its own, not a dynamic one for every batch after it
-                compiled = torch.compile(losses, dynamic=False)
-
-                @wraps(compiled)
-                def compiled_losses(*args):
-                    # every stack's graphs are entries of the one function vmap returns, of which dynamo keeps 8 by
-                    # default: a report's model configs times batch shapes may need more (beyond, vmap ran eagerly)
-                    with torch._dynamo.config.patch(recompile_limit=self.STACK_GRAPHS):
-                        return compiled(*args)
-                losses = compiled_losses
-            self.losses_of[kinds] = losses
+            self.losses_of[kinds] = self.compiled(losses) if self.runs[0].cfg.compile else losses
         return self.losses_of[kinds]
+
+    @classmethod
+    def compiled(cls, losses):
+        """`losses` compiled with static shapes (a short last batch gets a graph of its own, not a dynamic one for
+        every batch after it), called with room for `STACK_GRAPHS` graphs: every stack's graphs are entries of the one
+        function `torch.func.vmap` returns, of which dynamo keeps 8 by default, fewer than a report's model configs
+        times batch shapes may need (beyond them, the vmap ran eagerly)"""
+        graph = torch.compile(losses, dynamic=False)
+
+        @wraps(graph)
+        def with_room(*args):
+            with torch._dynamo.config.patch(recompile_limit=cls.STACK_GRAPHS): return graph(*args)
+        return with_room
 
     def train_step(self, idx: torch.Tensor):
         """One optimiser step of every member, member k on the samples `idx[k]` (`idx` `(members, batch)`); each

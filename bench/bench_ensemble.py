@@ -202,7 +202,7 @@ def main():
             if args.max_seconds and time.perf_counter() - start > args.max_seconds: break
         compiled = args.compiled_ks if parts != "model" and name in (args.compiled_models or args.models) else ()
         for k in compiled:  # after the K loop: its time does not count there
-            torch._dynamo.reset()  # each stack compiles its own graph; earlier ones would count to dynamo's recompile limit
+            torch._dynamo.reset()  # fresh caches: no run reuses a graph an earlier one compiled
             try:
                 compiled_rate, compiled_mode = ensemble_rate(name, k, args.steps, args.dtype, device,
                                                              compile="model", stack=args.stack)

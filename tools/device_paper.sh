@@ -79,7 +79,7 @@ if [ "$report_s" -gt 0 ]; then
 import json, sys
 from multiprocessing import Pool
 from acd_nb.core import get_preset
-from acd_nb.data import DatasetConfig, load_dataset
+from acd_nb.data import DatasetConfig, build_dataset
 from acd_nb.sims import SimConfig
 notebook, p = sys.argv[1], json.loads(sys.argv[2])
 sims = {"exp_particles": SimConfig("springs"),  # what the notebook simulates for each seed
@@ -87,7 +87,7 @@ sims = {"exp_particles": SimConfig("springs"),  # what the notebook simulates fo
                                     uninfluenced_influencer=bool(p.get("uninfluenced_influencer", False)))}
 if notebook in sims:
     configs = [DatasetConfig.from_preset(sims[notebook], get_preset(p["scale"], "springs"), seed=s) for s in p["seeds"]]
-    with Pool(len(configs)) as pool: pool.map(load_dataset, configs)  # the seeds' datasets, side by side
+    with Pool(len(configs)) as pool: pool.map(build_dataset, configs)  # side by side; only folders come back
 EOF
   resume=$(ls .resume/"${report}"_runs.tar.* 2>/dev/null)
   [ -n "$resume" ] && python3 tools/pack_runs.py --unpack $resume --into "$work/runs"

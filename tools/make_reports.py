@@ -107,9 +107,9 @@ def publish_executed(executed: Path, name: str, scale: str, reports_root: Path):
     """Publish a notebook run by `tools/train_parallel.py --execute` (e.g. on a GPU machine) or by papermill (e.g. its
     models trained elsewhere, evaluated here); its parameters are in its metadata."""
     metadata = nbformat.read(executed, as_version=4).metadata
-    meta = metadata.get("acd_execute") or (
-        {"parameters": metadata["papermill"]["parameters"], "seconds": round(metadata["papermill"]["duration"])}
-        if metadata.get("papermill", {}).get("duration") is not None else None)
+    meta, papermill = metadata.get("acd_execute"), metadata.get("papermill", {})
+    if meta is None and papermill.get("duration") is not None:  # None: papermill stopped before the end
+        meta = {"parameters": papermill["parameters"], "seconds": round(papermill["duration"])}
     if not meta: raise SystemExit(f"{executed} was not run to its end by tools/train_parallel.py --execute or papermill "
                                   "(no acd_execute metadata, no papermill duration)")
     params = {**meta["parameters"], "out_dir": str(executed.resolve().parent)}
