@@ -13,8 +13,11 @@ import csv
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import warnings
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,7 +31,7 @@ from .sims import SimConfig, add_observation_noise, simulate
 # %% auto #0
 __all__ = ['MISSING_KINDS', 'SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'feature_stats', 'check_observed',
            'fill_missing', 'check_missing', 'missing_mask', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
-           'load_dataset', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
+           'load_dataset', 'build_datasets', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -258,6 +261,11 @@ class DatasetConfig:
             d.update(missing_rate=self.missing_rate, missing_kind=self.missing_kind, gap_length=float(self.gap_length))
         return json.loads(json.dumps(d))  # canonical JSON types (tuples -> lists)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> DatasetConfig:
+        "The configuration `to_dict` describes (same `key`, same folder)."
+        return cls(SimConfig(**d["sim"]), **{k: v for k, v in d.items() if k != "sim"})
+
     def key(self) -> str:
         "First 16 hex digits of the SHA-256 of the canonical JSON of `to_dict()`."
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
@@ -355,6 +363,32 @@ def load_dataset(cfg: DatasetConfig | str | Path, verbose: bool = False) -> Data
             raise ValueError(f"{folder / f'{split}.npz'}: not a readable .npz file ({e})") from None
     normalizer = Normalizer.from_dict(_read_json(folder / "normalizer.json"))
     return DatasetSplits(**splits, normalizer=normalizer, config=meta["config"], path=folder)
+
+# %% ../nbs/02_data.ipynb #5b1d7c02
+_BUILD_IN_CHILD = ("import json, sys; job = json.load(sys.stdin); sys.path[:0] = job['path']; "
+                   "from acd_nb.data import DatasetConfig, build_dataset; "
+                   "build_dataset(DatasetConfig.from_dict(job['config']))")
+
+def _build_in_child(cfg: DatasetConfig):
+    "`build_dataset(cfg)` in a new Python process; a RuntimeError with its last error lines if it fails"
+    job = {"path": sys.path, "config": cfg.to_dict()}  # the caller's import path: its acd_nb builds the dataset
+    done = subprocess.run([sys.executable, "-c", _BUILD_IN_CHILD], input=json.dumps(job).encode(), capture_output=True)
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.decode(errors="replace").strip().splitlines()[-5:])
+        raise RuntimeError(f"building the dataset {cfg.folder()} failed (exit {done.returncode}):\n{tail}")
+
+def build_datasets(cfgs: list[DatasetConfig], workers: int | None = None, verbose: bool = False) -> list[Path]:
+    """`build_dataset` for each of `cfgs`, the ones not cached built side by side; returns their folders
+
+    At most `workers` processes at once (default: one per core); configurations given twice are built once."""
+    missing = list({c.key(): c for c in cfgs if not _check_cached_config(c.folder(), c)}.values())
+    workers = min(len(missing), workers or os.cpu_count() or 1)
+    if verbose and missing: print(f"building {len(missing)} dataset(s), {max(workers, 1)} at a time ...")
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool: list(pool.map(_build_in_child, missing))
+    else:
+        for c in missing: build_dataset(c, verbose)
+    return [build_dataset(c) for c in cfgs]
 
 # %% ../nbs/02_data.ipynb #356221f5
 def epoch_batches(n_samples: int, batch_size: int, seed: int, epoch: int, device=None) -> list[torch.Tensor]:

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
-from .data import DatasetConfig, epoch_batches, feature_stats, fill_missing, load_dataset
+from .data import DatasetConfig, build_datasets, epoch_batches, feature_stats, fill_missing, load_dataset
 from .metrics import edge_auroc
 from .model import ACD, ACDConfig, model_draw, random_source
 from .sims import SimConfig
@@ -1033,7 +1033,7 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
                     missing: dict | list[dict | None] | None = None) -> dict | list[dict]:
     """Train ACD on the `preset`'s simulated `system` dataset with `train_dataset`
 
-    The dataset is built or found in the cache.
+    The dataset is built or found in the cache (an ensemble's datasets side by side, `build_datasets`).
     `sim` overrides fields of `SimConfig`; `missing` sets `DatasetConfig`'s `missing_rate`, `missing_kind` and
     `gap_length` (readings dropped from every split); see `train_dataset` for the rest. A list of seeds trains an
     ensemble, each model on the dataset of its seed (and of its `noise`, `missing` and `model`, which may be lists
@@ -1045,9 +1045,9 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
     data_cfgs = [replace(DatasetConfig.from_preset(SimConfig(system=system, **(sim or {})), p, seed=s, noise_sigma=n),
                          **(m or {})) for s, n, m in zip(seeds, noises, missings)]
     rank, world = distributed_env()
-    if world > 1:  # rank 0 simulates (or finds) the dataset while the others wait, then they read it
+    if world > 1:  # rank 0 simulates (or finds) the datasets while the others wait, then they read them
         _start_distributed(get_device({**(train or {})}.get("device", "auto")))
-        if rank == 0: load_dataset(data_cfgs[0])
+        if rank == 0: build_datasets(data_cfgs)
         dist.barrier()
-    datas = [load_dataset(c) for c in data_cfgs]
+    datas = [load_dataset(folder) for folder in build_datasets(data_cfgs)]  # an ensemble's built side by side
     return train_dataset(datas if ensemble else datas[0], p, out_dir, seed, model, train, threads, init=init)

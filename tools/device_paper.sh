@@ -69,26 +69,12 @@ EOF
   )
 fi
 
-# 3. the paper-scale report: (for exp_particles and exp_unobserved, the seeds' datasets built side by side first)
-#    then the notebook, which trains its models as one ensemble and evaluates them
+# 3. the paper-scale report: the notebook builds its datasets side by side (acd_nb.data.build_datasets), trains its
+#    models as one ensemble and evaluates them
 if [ "$report_s" -gt 0 ]; then
   t2=$SECONDS
   work=$PWD/_reports/device/$report
   params=$(python3 -c 'import json, sys; print(json.dumps({**json.loads(sys.argv[1]), "out_dir": sys.argv[2]}))' "$params" "$work")
-  python3 - "$notebook" "$params" <<'EOF'
-import json, sys
-from multiprocessing import Pool
-from acd_nb.core import get_preset
-from acd_nb.data import DatasetConfig, build_dataset
-from acd_nb.sims import SimConfig
-notebook, p = sys.argv[1], json.loads(sys.argv[2])
-sims = {"exp_particles": SimConfig("springs"),  # what the notebook simulates for each seed
-        "exp_unobserved": SimConfig("springs", n_nodes=p.get("n_observed", 4), n_unobserved=1,
-                                    uninfluenced_influencer=bool(p.get("uninfluenced_influencer", False)))}
-if notebook in sims:
-    configs = [DatasetConfig.from_preset(sims[notebook], get_preset(p["scale"], "springs"), seed=s) for s in p["seeds"]]
-    with Pool(len(configs)) as pool: pool.map(build_dataset, configs)  # side by side; only folders come back
-EOF
   resume=$(ls .resume/"${report}"_runs.tar.* 2>/dev/null)
   [ -n "$resume" ] && python3 tools/pack_runs.py --unpack $resume --into "$work/runs"
   timeout -k 10 "$report_s" python3 tools/train_parallel.py "nbs/$notebook.ipynb" --params "$params" --execute "$work/$report.ipynb"
