@@ -36,11 +36,11 @@ from .reports import PAPER
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
-__all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS', 'PAPER_AUROC',
-           'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run', 'mark_written', 'read_marker',
-           'add_written', 'foreign_files', 'check_can_write', 'refuse_root_or_home', 'check_out_folder',
+__all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS',
+           'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run', 'mark_written',
+           'read_marker', 'add_written', 'foreign_files', 'check_can_write', 'refuse_root_or_home', 'check_out_folder',
            'claim_out_folder', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'memory_limit',
-           'inference_memory', 'check_memory', 'RecordingsFailed', 'infer_files', 'run_demo']
+           'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure', 'infer_files', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -163,6 +163,7 @@ def _export_samples(folder: Path, test: dict, norm: Normalizer, n: int):
 WRITTEN_BY_ACD = ".written-by-acd"  # marker in every folder `acd` writes, listing the files it wrote there
 LOCK_FILE = ".acd.lock"             # locked (flock) by the one `acd` process writing the folder
 TRAIN_FILES = ("run.json", "last.pt", "best.pt", "history.json")  # what `acd train` writes into its --out
+DEMO_FILES = ("samples.png", "true_vs_inferred.png", "trajectories.png", "summary.json")  # what `acd demo` writes
 _TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.(tmp|old)")  # acd_nb.core.atomic_path / atomic_folder's temporaries
 
 def mark_written(folder: Path, command: str, files=None):
@@ -235,6 +236,18 @@ def _run_listing(out: Path) -> set[str]:
     "The files `acd train` writes into a run folder, and the `eval_<method>.json` of `acd evaluate`"
     return set(TRAIN_FILES) | {p.name for p in out.glob("eval_*.json")}
 
+def _unmarked_output(out: Path, command: str) -> bool:
+    """Whether `out`, which has no marker, holds only what `command` writes: a run of `acd_nb.train` (a notebook's,
+    an older acd's) for `train`, an older `acd demo`'s output for `demo`"""
+    if command == "train" and (out / "run.json").is_file() and not foreign_files(out, 4, listed=_run_listing(out)):
+        _read_run_file(out / "run.json")
+        return True
+    if command == "demo" and (out / "summary.json").is_file() and not foreign_files(out, 4, listed=set(DEMO_FILES)):
+        try: summary = json.loads((out / "summary.json").read_text())
+        except (ValueError, UnicodeDecodeError): return False
+        return isinstance(summary, dict) and {"acd_nb_version", "systems"} <= set(summary)
+    return False
+
 def refuse_root_or_home(out: Path, command: str):
     "Refuse an `--out` that is a file, cannot be created, or is the root or the home folder"
     check_can_write(out)
@@ -247,17 +260,14 @@ def refuse_root_or_home(out: Path, command: str):
 def check_out_folder(out: Path, command: str = "simulate", force: bool = False) -> bool:
     """Refuse `out` unless `acd <command>` may write there; True if it holds that command's earlier output
 
-    The one rule of `acd simulate`, `train` and `infer` for `--out`: a new or empty folder, or one that
-    `acd <command>` wrote and that holds nothing else; never the root or the home folder."""
+    The one rule of `acd demo`, `simulate`, `train` and `infer` for `--out`: a new or empty folder, or one
+    that `acd <command>` wrote and that holds nothing else; never the root or the home folder."""
     out = Path(out)
     refuse_root_or_home(out, command)
     resolved = out.resolve()
     if not out.is_dir() or all(p.name == LOCK_FILE for p in out.iterdir()): return False  # new or empty
     marked = read_marker(out)
-    if marked is None and command == "train" and (out / "run.json").is_file() \
-            and not foreign_files(out, 4, listed=_run_listing(out)):
-        _read_run_file(out / "run.json")  # a run of acd_nb.train without a marker (a notebook's, an older acd's)
-        return True
+    if marked is None and _unmarked_output(out, command): return True
     if marked is None:
         raise FileExistsError(f"{out} was not written by acd (it holds {_shown(foreign_files(out, 4))} and no "
                               f"{WRITTEN_BY_ACD} file): acd writes only into a new or empty folder or one it wrote; "
@@ -537,15 +547,19 @@ def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_col
     return model, x, series, notes + [f"warning: {w.message}" for w in caught] + prepared
 
 # %% ../nbs/40_commands.ipynb #07c0ffee
+def save_figure(fig, path: Path, dpi: int):
+    "Write `fig` to the PNG `path` atomically (a killed run leaves the old file or none) and close it"
+    import matplotlib.pyplot as plt
+    with atomic_path(path) as tmp: fig.savefig(tmp, dpi=dpi, format="png")
+    plt.close(fig)
+
 def _write_sample(out: Path, sample: str, p: np.ndarray, names: list[str], title: str, figures: bool) -> list[dict]:
     "Write one sample's `_edges.csv` (and `_graph.png`); returns its likely edges, most probable first"
     import matplotlib.pyplot as plt
     with atomic_path(out / f"{sample}_edges.csv") as tmp:
         pd.DataFrame(p, index=names, columns=names).to_csv(tmp, index_label="cause \\ effect")
     if figures:
-        fig = plot_edge_probs(p, names, title)
-        with atomic_path(out / f"{sample}_graph.png") as tmp: fig.savefig(tmp, dpi=110, format="png")
-        plt.close(fig)
+        save_figure(plot_edge_probs(p, names, title), out / f"{sample}_graph.png", dpi=110)
     likely = sorted(((p[i, j], names[i], names[j]) for i, j in zip(*np.nonzero(p > 0.5))), reverse=True)
     return [{"cause": c, "effect": e, "probability": float(q)} for q, c, e in likely]
 
@@ -658,8 +672,7 @@ def _simulation_part(out_dir: Path, n_samples: int, seed: int) -> dict:
             plot_sample(data["x"][k], data["edges"][k], system=system, axes=axes[row, 2 * k:2 * k + 2], title=None)
             axes[row, 2 * k].set_title(f"{system}, sample {k}")
     fig.tight_layout()
-    fig.savefig(out_dir / "samples.png", dpi=110)
-    plt.close(fig)
+    save_figure(fig, out_dir / "samples.png", dpi=110)
     return systems
 
 # %% ../nbs/40_commands.ipynb #94fc953e
@@ -726,8 +739,7 @@ def _plot_inferred_graphs(shown: list, n_show: int, path: Path):
                 plot_graph(outputs[method]["probs"][k], ax=ax,
                            title=f"{'Enc' if method == 'enc' else 'Enc+TTA'} (AUROC {auc:.2f})")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 def _plot_trajectories(shown: list, path: Path):
     "Two test samples per model: observed part, true continuation and the prediction under the Enc+TTA graph"
@@ -741,8 +753,7 @@ def _plot_trajectories(shown: list, path: Path):
     fig.suptitle("observed first part (thick), true continuation (thin), decoder prediction under the Enc+TTA graph "
                  "(dashed)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 # %% ../nbs/40_commands.ipynb #3e388361
 def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int, n_show: int = 3) -> dict:
@@ -776,11 +787,15 @@ def run_demo(out_dir="_reports/demo", n_samples: int = 2000, seed: int = 0, mode
     """The main job: shipped `models` on fresh samples, plus simulated data statistics
 
     `models` default to all of `list_pretrained()` (run or model folders work too), scored on `n_test` fresh
-    samples; `n_samples` simulated samples per system; figures and `summary.json` in `out_dir`."""
-    start = time.perf_counter()
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    samples; `n_samples` simulated samples per system; figures and `summary.json` in `out_dir`, which follows
+    `check_out_folder`'s rule (new, empty or an earlier demo's)."""
     if n_samples < 1: raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+    with claim_out_folder(out_dir, "demo", DEMO_FILES):
+        return _demo_into(Path(out_dir), n_samples, seed, models, n_test, tta_steps, test_seed)
+
+def _demo_into(out_dir: Path, n_samples: int, seed: int, models, n_test: int, tta_steps: int, test_seed: int) -> dict:
+    "`run_demo`'s work, in a folder it holds"
+    start = time.perf_counter()
     summary = {"acd_nb_version": __version__, "n_samples": n_samples, "seed": seed}
     summary["systems"] = _simulation_part(out_dir, n_samples, seed)
     print(f"figure: {out_dir / 'samples.png'}")
