@@ -111,6 +111,8 @@ def _add_infer(sub):
                      "new, empty, or one `acd infer` wrote (its earlier outputs are replaced)")
     inf.add_argument("--no-figures", action="store_true",
                      help="write the edge tables only, no PNG per sample (faster for many series)")
+    inf.add_argument("--stride", type=int, help="steps between the windows in which an MLP encoder reads a recording "
+                     "longer than its window (default: half the window; at most the window)")
 
 def _add_evaluate(sub):
     ev = sub.add_parser("evaluate", help="score a model: AUROC, accuracy and prediction MSE with 95%% CIs")
@@ -205,7 +207,7 @@ def _infer(args):
     from acd_nb.pretrained import load_model
     loaded = load_model(_model_source(args))
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
-                          figures=not args.no_figures)
+                          figures=not args.no_figures, stride=args.stride)
     for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
     failed = f"; {len(summary['failed'])} recording(s) failed (see above)" if summary["failed"] else ""
     print(f"model {summary['model']} ({args.method}): {len(summary['samples'])} sample(s) -> {args.out}{failed}")

@@ -27,7 +27,7 @@ import pandas as pd
 from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
 from .data import SERIES_FILES, SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
-from .infer import window_starts
+from .infer import window_starts, window_stride
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
                                model_for_features, pretrained_path, prepare_series,
@@ -460,7 +460,8 @@ def memory_limit() -> float:
         except (ValueError, OSError, AttributeError): return float("inf")
     return 0.8 * available
 
-def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_features: int, method: str = "enc") -> float:
+def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_features: int, method: str = "enc",
+                     stride: int | None = None) -> float:
     """Bytes `infer_files` needs for one sample of `n_series` x `n_steps` with `n_features`: an upper estimate
 
     From peaks of resident memory measured on one thread: the MLP encoder about 32 bytes per edge and hidden
@@ -468,7 +469,7 @@ def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_feature
     step; features derived from fewer take three float64 `(N, N, T)` arrays (Kuramoto's ω fit); 25% added."""
     cfg = loaded.model.cfg
     edges, hidden = n_series * (n_series - 1), cfg.hidden
-    windows = (len(window_starts(n_steps, cfg.n_steps, max(cfg.n_steps // 2, 1)))
+    windows = (len(window_starts(n_steps, cfg.n_steps, stride))
                if cfg.encoder == "mlp" and n_steps >= cfg.n_steps else 1)  # the MLP encoder reads long inputs in windows
     need = 32 * edges * hidden * windows + (13 * edges * hidden * n_steps if cfg.encoder == "cnn" else 0)
     if method != "enc": need += 9 * edges * hidden * n_steps  # TTA fits the whole recording
@@ -484,17 +485,18 @@ def _largest(fits, low: int, high: int) -> int:
         low, high = (mid, high) if fits(mid) else (low, mid - 1)
     return low
 
-def check_memory(loaded: LoadedModel, shape, method: str, name: str, limit: float | None = None) -> float:
+def check_memory(loaded: LoadedModel, shape, method: str, name: str, limit: float | None = None,
+                 stride: int | None = None) -> float:
     """Bytes per sample of series `shape (B, N, T, D)` (`inference_memory`); a `MemoryError` naming the size, the
     limit and what to do when one sample exceeds `limit` (default `memory_limit()`)"""
     limit = memory_limit() if limit is None else limit
     _, n, t, d = shape
-    need = inference_memory(loaded, n, t, d, method)
+    need = inference_memory(loaded, n, t, d, method, stride)
     if need <= limit: return need
-    n_max = _largest(lambda k: inference_memory(loaded, k, t, d, method) <= limit, 2, n)
+    n_max = _largest(lambda k: inference_memory(loaded, k, t, d, method, stride) <= limit, 2, n)
     advice = f"use at most about {n_max} series per file" if n_max >= 2 else "use fewer series"
     if loaded.model.cfg.encoder == "cnn":
-        t_max = _largest(lambda k: inference_memory(loaded, n, k, d, method) <= limit, loaded.min_steps, t)
+        t_max = _largest(lambda k: inference_memory(loaded, n, k, d, method, stride) <= limit, loaded.min_steps, t)
         if t_max >= loaded.min_steps: advice += f", or split the recording into files of at most about {t_max} steps"
     source = ("ACD_MEMORY_GB" if os.environ.get("ACD_MEMORY_GB") else
               "80% of the memory available; ACD_MEMORY_GB sets it")
@@ -533,7 +535,8 @@ def _check_out_is_not_input(out: Path, inputs: list):
                              f"choose another --out, e.g. {Path(item) / 'graphs'}")
         if target in path.parents: raise ValueError(f"--out {out} holds the input {item}; choose another --out")
 
-def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_column, limit: float):
+def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_column, limit: float,
+                    stride: int | None = None):
     "One recording loaded, its memory checked and prepared: `(model, x_scaled, series, notes)`"
     with warnings.catch_warnings(record=True) as caught:  # e.g. a dropped index column: told with the notes
         warnings.simplefilter("always")
@@ -542,8 +545,8 @@ def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_col
     missing = series.missing_per_series()
     if any(missing.values()):
         notes.append(f"{label}: missing values per series: " + ", ".join(f"{n} {k}" for n, k in missing.items()))
-    check_memory(model, series.x.shape, method, label, limit)  # before the features derived from (N, N, T) arrays
-    x, prepared = prepare_series(model, series.x, name=label, feature_names=series.feature_names)
+    check_memory(model, series.x.shape, method, label, limit, stride)  # before the features derived from (N, N, T)
+    x, prepared = prepare_series(model, series.x, name=label, feature_names=series.feature_names, stride=stride)
     return model, x, series, notes + [f"warning: {w.message}" for w in caught] + prepared
 
 # %% ../nbs/40_commands.ipynb #07c0ffee
@@ -569,10 +572,11 @@ def _same(values: list):
 
 def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_column: str | None = None,
                 tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True,
-                figures: bool = True) -> dict:
+                figures: bool = True, stride: int | None = None) -> dict:
     """Infer the graph of every sample in `inputs` and write them to `out_dir`
 
     `inputs` are files or one folder; writes `<sample>_edges.csv` (and `_graph.png`) and `summary.json`.
+    `stride`: steps between the MLP encoder's windows on longer recordings (`acd_nb.infer.window_stride`).
     Each recording is read at its own length; one that cannot be used is listed under `failed` with its
     reason (`RecordingsFailed` when none can). A shipped model hands over to the shipped model of its system
     that reads the input's features (`model_for_features`)."""
@@ -582,10 +586,11 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     refuse_root_or_home(out, "infer")
     _check_out_is_not_input(out, inputs)
     check_out_folder(out, "infer")  # before reading anything
+    if stride is not None and loaded.model.cfg.encoder == "mlp": window_stride(loaded.model.cfg.n_steps, stride)
     limit, notes, failed, ready = memory_limit(), [], [], []
     for k, item in enumerate(_series_items(inputs)):
         label = Path(item).name if isinstance(item, (str, Path)) else f"input {k}"
-        try: model, x, series, found = _load_recording(loaded, item, label, method, time_column, limit)
+        try: model, x, series, found = _load_recording(loaded, item, label, method, time_column, limit, stride)
         except RECORDING_ERRORS as e:
             message = " ".join(str(e).split()) or type(e).__name__
             failed.append({"source": str(item) if isinstance(item, (str, Path)) else label,
@@ -616,9 +621,9 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         written = []
         for group in groups.values():
             model, x = group[0][0], np.concatenate([x for _, x, _, _ in group])
-            batch = max(1, min(512, int(limit // check_memory(model, x.shape, method, "input", limit))))
+            batch = max(1, min(512, int(limit // check_memory(model, x.shape, method, "input", limit, stride))))
             probs = infer(model.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress,
-                          batch_size=batch).numpy()
+                          batch_size=batch, stride=stride).numpy()
             recordings = [(series, k, name) for _, _, series, names in group for k, name in enumerate(names)]
             for (series, k, sample), p in zip(recordings, probs):
                 names = series.names
@@ -638,7 +643,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         models = [model for model, _, _ in ready]
         summary = {"model": _same([m.name for m in models]) or [m.name for m in models],
                    "model_path": _same([m.info["path"] for m in models]), "method": method, "tta_steps": tta_steps,
-                   "names": _same([s["names"] for s in written]), "notes": notes,
+                   "stride": stride, "names": _same([s["names"] for s in written]), "notes": notes,
                    "n_steps_used": _same([s["n_steps_used"] for s in written]), "samples": written, "failed": failed}
         write_json(out / "summary.json", summary)
         for name in sorted(read_marker(out)[1] - set(planned)):  # an earlier run's outputs, listed by acd

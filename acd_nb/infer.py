@@ -21,8 +21,8 @@ from .data import fill_missing
 from .metrics import edge_accuracy, edge_auroc, mse_per_horizon, summarise
 
 # %% auto #0
-__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'window_starts', 'encode_windows', 'split_observed', 'infer_logits',
-           'infer', 'predict_future', 'evaluate']
+__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'window_stride', 'window_starts', 'encode_windows', 'split_observed',
+           'infer_logits', 'infer', 'predict_future', 'evaluate']
 
 # %% ../nbs/15_infer.ipynb #1e709de0
 @contextmanager
@@ -102,10 +102,16 @@ def encoder_window(model) -> int | None:
     "Time steps the model's encoder reads at once: `n_steps` for the MLP encoder, None where it reads any length."
     return model.cfg.n_steps if model.cfg.encoder == "mlp" else None
 
-def window_starts(n_steps: int, window: int, stride: int) -> list[int]:
+def window_stride(window: int, stride: int | None = None) -> int:
+    "`stride` checked (1 to `window`: a longer one would skip steps), or by default half the window"
+    if stride is None: return max(window // 2, 1)
+    if not 1 <= stride <= window:
+        raise ValueError(f"stride must be between 1 and the encoder's window of {window} steps, got {stride}")
+    return stride
+
+def window_starts(n_steps: int, window: int, stride: int | None = None) -> list[int]:
     "First steps of the windows of `window` steps, `stride` apart, over `n_steps` steps; the last ends at the last step."
-    if stride < 1: raise ValueError(f"stride must be >= 1, got {stride}")
-    starts = list(range(0, n_steps - window + 1, stride))
+    starts = list(range(0, n_steps - window + 1, window_stride(window, stride)))
     return starts if starts[-1] == n_steps - window else starts + [n_steps - window]
 
 @torch.no_grad()
@@ -121,7 +127,7 @@ def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
         if t < window:
             raise ValueError(f"the recording has {t} time steps but this model's encoder reads {window} at once: "
                              f"give at least {window} steps")
-        starts = window_starts(t, window, max(window // 2, 1) if stride is None else stride)
+        starts = window_starts(t, window, stride)
         def stack(a): return torch.cat([a[:, :, s:s + window] for s in starts])  # (windows * B, N, window, D)
         logits = model.encode(stack(x), **masked(None if observed is None else stack(observed))).float()
         probs = logits.softmax(-1).unflatten(0, (len(starts), x.shape[0])).mean(0)

@@ -24,7 +24,7 @@ import numpy as np
 import acd_nb
 from .core import atomic_folder, check_series, to_json_safe
 from .data import Normalizer, feature_stats, fill_missing, missing_mask
-from .infer import infer, window_starts
+from .infer import infer, window_starts, window_stride
 from .metrics import edge_auroc, format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, kuramoto_phase, scale_omega, simulate
@@ -308,11 +308,12 @@ def _models_reading(n_features: int) -> str:
     read = "; ".join(f"{n}: {', '.join(c.get('feature_names', []))}" for n, c in cards.items())
     return "; no shipped model reads " + f"{n_features} (" + read + ")"
 
-def prepare_series(loaded: LoadedModel, x, name: str = "input",
-                   feature_names: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: list[str] | None = None,
+                   stride: int | None = None) -> tuple[np.ndarray, list[str]]:
     """Checked and scaled series `x (B, N, T, D)` for `loaded`, with notes
 
-    Named features are put in the model's order (`order_features`); missing values (NaN) stay NaN.
+    Named features are put in the model's order (`order_features`); missing values (NaN) stay NaN; `stride`: of
+    the MLP encoder's windows on a longer recording (`acd_nb.infer.window_stride`).
     Returns `(x_scaled (B, N, T, D') float32, notes)`."""
     x = np.asarray(x, dtype=np.float32)
     check_series(x, name, min_steps=1, check_finite=False)
@@ -348,7 +349,7 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input",
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on "
                          f"{cfg.n_features} ({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
     if cfg.encoder == "mlp" and t > cfg.n_steps:
-        stride = max(cfg.n_steps // 2, 1)
+        stride = window_stride(cfg.n_steps, stride)
         notes.append(f"model {loaded.name!r} (MLP encoder) reads {cfg.n_steps} time steps at once: the {t} steps are "
                      f"read in {len(window_starts(t, cfg.n_steps, stride))} windows {stride} steps apart, their edge "
                      "probabilities averaged")

@@ -69,6 +69,25 @@ def test_infer_csv_writes_named_matrix_and_graph(work, tmp_path, capsys):
     assert summary["names"] == NAMES and summary["method"] == "enc+tta" and summary["n_steps_used"] == 40
 
 
+
+def test_infer_stride_sets_the_windows(work, tmp_path, capsys):
+    "--stride: steps between the MLP encoder's windows (default half its 20 steps); beyond the window: refused, nothing written."
+    from acd_nb.infer import infer
+    from acd_nb.pretrained import load_model, prepare_series
+    src = named_csv(work, tmp_path / "rec.csv")
+    assert main(["infer", "--model", str(work / "run"), "--input", str(src), "--stride", "5", "--out", str(tmp_path / "o")]) == 0
+    assert "the 40 steps are read in 5 windows 5 steps apart" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["stride"] == 5
+    loaded = load_model(work / "run")
+    x, _ = prepare_series(loaded, pd.read_csv(src).to_numpy().T[None, :, :, None])
+    written = pd.read_csv(tmp_path / "o" / "rec_edges.csv", index_col=0).to_numpy()
+    assert np.allclose(written, infer(loaded.model, x, stride=5)[0].numpy(), atol=1e-6)
+    assert not np.allclose(written, infer(loaded.model, x)[0].numpy(), atol=1e-4)  # other windows, other numbers
+    assert main(["infer", "--model", str(work / "run"), "--input", str(src), "--stride", "21", "--out", str(tmp_path / "o2")]) == 2
+    assert "stride must be between 1 and the encoder's window of 20 steps, got 21" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()
+
 def test_infer_recordings_with_gaps(work, tmp_path, capsys):
     "Empty CSV cells and NaN in .npz files are missing values: inferred from what was observed, counted per series."
     table = pd.read_csv(named_csv(work, tmp_path / "full.csv"))
