@@ -558,7 +558,6 @@ def save_figure(fig, path: Path, dpi: int):
 
 def _write_sample(out: Path, sample: str, p: np.ndarray, names: list[str], title: str, figures: bool) -> list[dict]:
     "Write one sample's `_edges.csv` (and `_graph.png`); returns its likely edges, most probable first"
-    import matplotlib.pyplot as plt
     with atomic_path(out / f"{sample}_edges.csv") as tmp:
         pd.DataFrame(p, index=names, columns=names).to_csv(tmp, index_label="cause \\ effect")
     if figures:
