@@ -60,8 +60,8 @@ def test_packed_runs_unpack_whole_and_resume(trained, tmp_path):
 def pack_mib(root) -> float:
     "MiB of the three runs packed whole"
     sys.path.insert(0, str(ROOT / "tools"))
-    from pack_runs import packed_run, tar_of
-    return len(tar_of([f for run in sorted((root / "runs").iterdir()) for f in packed_run(run)])) / 2**20
+    from pack_runs import archive, packed_run
+    return len(archive([f for run in sorted((root / "runs").iterdir()) for f in packed_run(run)])) / 2**20
 
 
 def test_pieces_are_capped_and_joined(trained, tmp_path):
@@ -80,6 +80,22 @@ def test_pieces_are_capped_and_joined(trained, tmp_path):
             original, back = (load_checkpoint(d / name / file) for d in (root / "runs", tmp_path / "here"))
             for k, w in original["model"].items(): assert torch.equal(back["model"][k], w), (name, file, k)
 
+
+
+def test_pieces_are_gzip_and_old_plain_pieces_unpack(trained, tmp_path):
+    "Pieces hold a gzip-compressed tar; pieces of a plain tar (an earlier pack_runs) unpack the same."
+    root, _ = trained
+    subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "z")], check=True)
+    assert (tmp_path / "z.tar.1of1").read_bytes()[:2] == b"\x1f\x8b"
+    sys.path.insert(0, str(ROOT / "tools"))
+    from pack_runs import packed_run, tar_of
+    (tmp_path / "plain.tar.1of1").write_bytes(tar_of([f for run in sorted((root / "runs").iterdir()) for f in packed_run(run)]))
+    for piece, into in (("z.tar.1of1", "from_gzip"), ("plain.tar.1of1", "from_plain")):
+        subprocess.run(TOOL + ["--unpack", str(tmp_path / piece), "--into", str(tmp_path / into)], check=True)
+    for name in ("a_seed0", "a_seed1", "a_seed2"):
+        for file in ("last.pt", "best.pt"):
+            a, b = (load_checkpoint(tmp_path / into / name / file) for into in ("from_gzip", "from_plain"))
+            for k, w in a["model"].items(): assert torch.equal(b["model"][k], w), (name, file, k)
 
 def bf16(w): return w.to(torch.bfloat16).to(w.dtype)
 
