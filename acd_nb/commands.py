@@ -553,8 +553,9 @@ def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_col
 def save_figure(fig, path: Path, dpi: int):
     "Write `fig` to the PNG `path` atomically (a killed run leaves the old file or none) and close it"
     import matplotlib.pyplot as plt
-    with atomic_path(path) as tmp: fig.savefig(tmp, dpi=dpi, format="png")
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp: fig.savefig(tmp, dpi=dpi, format="png")
+    finally: plt.close(fig)
 
 def _write_sample(out: Path, sample: str, p: np.ndarray, names: list[str], title: str, figures: bool) -> list[dict]:
     "Write one sample's `_edges.csv` (and `_graph.png`); returns its likely edges, most probable first"
@@ -585,8 +586,12 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     refuse_root_or_home(out, "infer")
     _check_out_is_not_input(out, inputs)
     check_out_folder(out, "infer")  # before reading anything
-    if stride is not None and loaded.model.cfg.encoder == "mlp": window_stride(loaded.model.cfg.n_steps, stride)
     limit, notes, failed, ready = memory_limit(), [], [], []
+    if stride is not None and loaded.model.cfg.encoder == "mlp": window_stride(loaded.model.cfg.n_steps, stride)
+    elif stride is not None:
+        notes.append(f"--stride {stride} is not used: model {loaded.name!r} has a CNN encoder, which reads the whole "
+                     "recording")
+        stride = None
     for k, item in enumerate(_series_items(inputs)):
         label = Path(item).name if isinstance(item, (str, Path)) else f"input {k}"
         try: model, x, series, found = _load_recording(loaded, item, label, method, time_column, limit, stride)
@@ -760,15 +765,14 @@ def _plot_trajectories(shown: list, path: Path):
     save_figure(fig, path, dpi=100)
 
 # %% ../nbs/40_commands.ipynb #3e388361
-def _models_part(sources, out_dir: Path, n_test: int, tta_steps: int, seed: int, n_show: int = 3) -> dict:
+def _models_part(models: list[LoadedModel], out_dir: Path, n_test: int, tta_steps: int, seed: int,
+                 n_show: int = 3) -> dict:
     """Fresh test samples per model, Enc and Enc+TTA graphs and scores, and two figures
 
     `true_vs_inferred.png` and `trajectories.png`."""
-    if n_test < 2: raise ValueError(f"n_test must be at least 2, got {n_test}")
     n_show = min(n_show, n_test)
     results, shown = {}, []
-    for k, source in enumerate(sources):
-        loaded = load_model(source)
+    for k, loaded in enumerate(models):
         start = time.perf_counter()
         fresh = simulate_test_set(loaded, n_test, seed + k)  # another graph draw per model
         sim_s = time.perf_counter() - start
@@ -794,16 +798,19 @@ def run_demo(out_dir="_reports/demo", n_samples: int = 2000, seed: int = 0, mode
     samples; `n_samples` simulated samples per system; figures and `summary.json` in `out_dir`, which follows
     `check_out_folder`'s rule (new, empty or an earlier demo's)."""
     if n_samples < 1: raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+    sources = [pretrained_path(name) for name in list_pretrained()] if models is None else list(models)
+    if sources and n_test < 2: raise ValueError(f"n_test must be at least 2, got {n_test}")
+    loaded = [load_model(source) for source in sources]  # before any work: a model that does not load is named now
     with claim_out_folder(out_dir, "demo", DEMO_FILES):
-        return _demo_into(Path(out_dir), n_samples, seed, models, n_test, tta_steps, test_seed)
+        return _demo_into(Path(out_dir), n_samples, seed, loaded, n_test, tta_steps, test_seed)
 
-def _demo_into(out_dir: Path, n_samples: int, seed: int, models, n_test: int, tta_steps: int, test_seed: int) -> dict:
+def _demo_into(out_dir: Path, n_samples: int, seed: int, models: list[LoadedModel], n_test: int, tta_steps: int,
+               test_seed: int) -> dict:
     "`run_demo`'s work, in a folder it holds"
     start = time.perf_counter()
     summary = {"acd_nb_version": __version__, "n_samples": n_samples, "seed": seed}
     summary["systems"] = _simulation_part(out_dir, n_samples, seed)
     print(f"figure: {out_dir / 'samples.png'}")
-    models = [pretrained_path(name) for name in list_pretrained()] if models is None else list(models)
     if models:
         summary["models"] = _models_part(models, out_dir, n_test, tta_steps, test_seed)
         print(f"figures: {out_dir / 'true_vs_inferred.png'}, {out_dir / 'trajectories.png'}")
@@ -812,6 +819,7 @@ def _demo_into(out_dir: Path, n_samples: int, seed: int, models, n_test: int, tt
               "stops at "
               "simulating data. Train and ship the models with the notebook nbs/exp_pretrained.ipynb "
               "(papermill ... -p scale cpu -p install True), or train one with `acd train`.")
+        for stale in ("true_vs_inferred.png", "trajectories.png"): (out_dir / stale).unlink(missing_ok=True)  # earlier demo's
     summary["seconds"] = round(time.perf_counter() - start, 1)
     write_json(out_dir / "summary.json", summary)
     print(f"summary: {out_dir / 'summary.json'} ({summary['seconds']:.0f} s)")

@@ -13,8 +13,10 @@ import csv
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import warnings
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +33,8 @@ from .sims import SimConfig, add_observation_noise, simulate
 # %% auto #0
 __all__ = ['MISSING_KINDS', 'SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'feature_stats', 'check_observed',
            'fill_missing', 'check_missing', 'missing_mask', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
-           'load_dataset', 'build_datasets', 'epoch_batches', 'load_netsim', 'UserSeries', 'load_series']
+           'load_dataset', 'available_cores', 'build_datasets', 'epoch_batches', 'load_netsim', 'UserSeries',
+           'load_series']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -264,7 +267,7 @@ class DatasetConfig:
     @classmethod
     def from_dict(cls, d: dict) -> DatasetConfig:
         "The configuration `to_dict` describes (same `key`, same folder)."
-        return cls(SimConfig(**d["sim"]), **{k: v for k, v in d.items() if k != "sim"})
+        return cls(SimConfig(**{**d["sim"], "n_steps": d["steps_train"]}), **{k: v for k, v in d.items() if k != "sim"})
 
     def key(self) -> str:
         "First 16 hex digits of the SHA-256 of the canonical JSON of `to_dict()`."
@@ -369,25 +372,53 @@ _BUILD_IN_CHILD = ("import json, sys; job = json.load(sys.stdin); sys.path[:0] =
                    "from acd_nb.data import DatasetConfig, build_dataset; "
                    "build_dataset(DatasetConfig.from_dict(job['config']))")
 
-def _build_in_child(cfg: DatasetConfig):
-    "`build_dataset(cfg)` in a new Python process; a RuntimeError with its last error lines if it fails"
-    job = {"path": sys.path, "config": cfg.to_dict()}  # the caller's import path: its acd_nb builds the dataset
-    done = subprocess.run([sys.executable, "-c", _BUILD_IN_CHILD], input=json.dumps(job).encode(), capture_output=True)
-    if done.returncode != 0:
-        tail = "\n".join(done.stderr.decode(errors="replace").strip().splitlines()[-5:])
-        raise RuntimeError(f"building the dataset {cfg.folder()} failed (exit {done.returncode}):\n{tail}")
+def _child_job(cfg: DatasetConfig) -> bytes:
+    "What a child reads: `cfg` and an import path that finds this acd_nb first, then the caller's own entries"
+    import acd_nb
+    path = [str(Path(acd_nb.__file__).resolve().parents[1]), *(p for p in sys.path if isinstance(p, str))]
+    return json.dumps({"path": path, "config": cfg.to_dict()}).encode()
+
+def _child_failure(cfg: DatasetConfig, code: int, stderr: bytes) -> RuntimeError:
+    "The error of a child that failed: its exit code or signal and its last lines of error output"
+    how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+    if code == -signal.SIGKILL: how += " (out of memory? fewer workers build fewer datasets at once)"
+    tail = "\n".join(stderr.decode(errors="replace").strip().splitlines()[-5:])
+    return RuntimeError(f"building the dataset {cfg.folder()} failed ({how})" + (f":\n{tail}" if tail else ""))
+
+def available_cores() -> int:
+    "The cores this process may run on (its CPU affinity where the system tells it)"
+    try: return len(os.sched_getaffinity(0))
+    except AttributeError: return os.cpu_count() or 1
 
 def build_datasets(cfgs: list[DatasetConfig], workers: int | None = None, verbose: bool = False) -> list[Path]:
     """`build_dataset` for each of `cfgs`, the ones not cached built side by side; returns their folders
 
-    At most `workers` processes at once (default: one per core); configurations given twice are built once."""
+    At most `workers` processes at once (default: one per available core; 1 builds them here, one after
+    another); configurations given twice are built once. An interrupt or a failure stops every build."""
+    if workers is not None and workers < 1: raise ValueError(f"workers must be at least 1, got {workers}")
     missing = list({c.key(): c for c in cfgs if not _check_cached_config(c.folder(), c)}.values())
-    workers = min(len(missing), workers or os.cpu_count() or 1)
+    workers = min(len(missing), workers or available_cores())
     if verbose and missing: print(f"building {len(missing)} dataset(s), {max(workers, 1)} at a time ...")
-    if workers > 1:
-        with ThreadPoolExecutor(workers) as pool: list(pool.map(_build_in_child, missing))
-    else:
+    if workers <= 1:
         for c in missing: build_dataset(c, verbose)
+        return [build_dataset(c) for c in cfgs]
+    children, stop = [], threading.Event()
+    def build(cfg: DatasetConfig):
+        if stop.is_set(): return
+        child = subprocess.Popen([sys.executable, "-c", _BUILD_IN_CHILD], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        children.append(child)
+        if stop.is_set(): child.kill()
+        _, stderr = child.communicate(_child_job(cfg))
+        if child.returncode != 0 and not stop.is_set(): raise _child_failure(cfg, child.returncode, stderr)
+    pool = ThreadPoolExecutor(workers)
+    try: list(pool.map(build, missing))
+    except BaseException:  # a failure, or an interrupt: no child builds on
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in children: child.kill()
+        raise
+    finally: pool.shutdown()
     return [build_dataset(c) for c in cfgs]
 
 # %% ../nbs/02_data.ipynb #356221f5

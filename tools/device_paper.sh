@@ -5,12 +5,13 @@
 #   3. a paper-scale report: REPORT's notebook at scale `paper` with PARAMS_JSON (its seeds trained as one ensemble),
 #      then executed with execnb (tools/train_parallel.py --execute).
 # Everything lands in $OUT: authors.log, bench.txt, <report>.tar.gz (executed notebook, results.json, figures) and
-# <report>_runs.tar.<k>of<n>, one tar in at most 4 pieces of 13 MiB (each run folder's run.json, history.json, best.pt
-# and a last.pt whose optimiser state is stored in bf16: what the next GPU run resumes from), so that the 8 files and
-# 64 MiB a device call brings back hold it all, and so that the pieces and .whl (7 MiB) fit the 64 MiB the next call
-# carries; where they cannot, less travels, with a warning (tools/pack_runs.py: first Adam's first moments, then the
-# weights' float32 precision, then last.pt).
-# Each phase has its own time limit (0 skips it) and a failed phase does not stop the next.
+# <report>_runs.tar.<k>of<n>, one gzip-compressed tar in at most 4 pieces of 13 MiB (each run folder's run.json,
+# history.json, best.pt and a last.pt whose optimiser state is stored in bf16: what the next GPU run resumes from), so
+# that the 8 files and 64 MiB a device call brings back hold it all, and so that the pieces and .whl (7 MiB) fit the
+# 64 MiB the next call carries; where they cannot, less travels, with a warning (tools/pack_runs.py: first Adam's first
+# moments, then the weights' float32 precision, then last.pt).
+# Each phase has its own time limit (0 skips it; the report's covers building its datasets too) and a failed phase
+# does not stop the next.
 # usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
 #        (environment: COMPILE_IF_FASTER, see phase 2; AUTHORS_TRAIN, see phase 1)
 # The device call carries .whl (execnb and its needs), .anchors (the authors' code, copied from ../shared/anchors, for

@@ -12,9 +12,8 @@ may span two pieces: a model of a few million weights is larger than a piece). g
 and moments in bfloat16 (their exponent bytes repeat; float32 mantissas hardly shrink) for about a second per 30 MiB:
 three runs of the unobserved model at the paper's sizes (3.05 M weights each, best weights not the last) are 52.6 MiB
 at step 2 below, over the 4 pieces of 13 MiB `tools/device_paper.sh` allows (so they would not have been resumable),
-and 41.6 MiB compressed. Uncompressed pieces of an
-earlier pack_runs unpack as before. Where they would need more than `--max-pieces`
-pieces, less travels, with a warning naming what is lost, one step at a time:
+and 41.6 MiB compressed. Uncompressed pieces of an earlier pack_runs unpack as before. Where the runs would need more
+than `--max-pieces` pieces, less travels, with a warning naming what is lost, one step at a time:
 1. Adam's first moments are left out of `last.pt`: on resuming they restart at zero (the unpacked `last.pt` says so:
    `first_moment_restarted`); at β1 = 0.9 they forget their past in about ten steps, while the second moments
    (β2 = 0.999, a memory of about a thousand steps) travel in bf16;
