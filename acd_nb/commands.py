@@ -27,7 +27,7 @@ import pandas as pd
 from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
 from .data import SERIES_FILES, SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
-from .infer import window_starts, window_stride
+from .infer import encoder_window, window_starts, window_stride
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
                                model_for_features, pretrained_path, prepare_series,
@@ -38,9 +38,10 @@ from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 # %% auto #0
 __all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS',
            'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run', 'mark_written',
-           'read_marker', 'add_written', 'foreign_files', 'check_can_write', 'refuse_root_or_home', 'check_out_folder',
-           'claim_out_folder', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'memory_limit',
-           'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure', 'infer_files', 'run_demo']
+           'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
+           'refuse_root_or_home', 'check_out_folder', 'claim_out_folder', 'simulate_dataset', 'train_on_folder',
+           'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure',
+           'infer_files', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -190,6 +191,12 @@ def add_written(folder: Path, files):
     "List `files` in `folder`'s marker, before writing them: a killed run leaves no file of acd's unlisted"
     command, listed = read_marker(folder)
     mark_written(folder, command, (listed or set()) | set(files))
+
+def remove_earlier_outputs(folder: Path, written):
+    "Remove the files `folder`'s marker lists that this run did not write (`written`): an earlier run's outputs"
+    for name in sorted(read_marker(folder)[1] - set(written)):
+        if "/" not in name and name not in (".", "..", WRITTEN_BY_ACD, LOCK_FILE):
+            (folder / name).unlink(missing_ok=True)
 
 def foreign_files(folder: Path, limit: int | None = None, listed: set[str] | None = None) -> list[str]:
     """Files in `folder` that acd did not write: not in its marker (or in `listed`), nor acd's own bookkeeping
@@ -587,7 +594,8 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     _check_out_is_not_input(out, inputs)
     check_out_folder(out, "infer")  # before reading anything
     limit, notes, failed, ready = memory_limit(), [], [], []
-    if stride is not None and loaded.model.cfg.encoder == "mlp": window_stride(loaded.model.cfg.n_steps, stride)
+    window = encoder_window(loaded.model)
+    if stride is not None and window is not None: window_stride(window, stride)
     elif stride is not None:
         notes.append(f"--stride {stride} is not used: model {loaded.name!r} has a CNN encoder, which reads the whole "
                      "recording")
@@ -650,9 +658,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
                    "stride": stride, "names": _same([s["names"] for s in written]), "notes": notes,
                    "n_steps_used": _same([s["n_steps_used"] for s in written]), "samples": written, "failed": failed}
         write_json(out / "summary.json", summary)
-        for name in sorted(read_marker(out)[1] - set(planned)):  # an earlier run's outputs, listed by acd
-            if "/" not in name and name not in (".", "..", WRITTEN_BY_ACD, LOCK_FILE):
-                (out / name).unlink(missing_ok=True)
+        remove_earlier_outputs(out, planned)
         mark_written(out, "infer", planned)
     return summary
 
@@ -815,11 +821,11 @@ def _demo_into(out_dir: Path, n_samples: int, seed: int, models: list[LoadedMode
         summary["models"] = _models_part(models, out_dir, n_test, tta_steps, test_seed)
         print(f"figures: {out_dir / 'true_vs_inferred.png'}, {out_dir / 'trajectories.png'}")
     else:
+        remove_earlier_outputs(out_dir, ["samples.png", "summary.json"])
         print("\nnote: no trained model is shipped with this install (acd_nb/pretrained_models/ is empty), so the demo "
               "stops at "
               "simulating data. Train and ship the models with the notebook nbs/exp_pretrained.ipynb "
               "(papermill ... -p scale cpu -p install True), or train one with `acd train`.")
-        for stale in ("true_vs_inferred.png", "trajectories.png"): (out_dir / stale).unlink(missing_ok=True)  # earlier demo's
     summary["seconds"] = round(time.perf_counter() - start, 1)
     write_json(out_dir / "summary.json", summary)
     print(f"summary: {out_dir / 'summary.json'} ({summary['seconds']:.0f} s)")

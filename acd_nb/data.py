@@ -399,9 +399,7 @@ def build_datasets(cfgs: list[DatasetConfig], workers: int | None = None, verbos
     missing = list({c.key(): c for c in cfgs if not _check_cached_config(c.folder(), c)}.values())
     workers = min(len(missing), workers or available_cores())
     if verbose and missing: print(f"building {len(missing)} dataset(s), {max(workers, 1)} at a time ...")
-    if workers <= 1:
-        for c in missing: build_dataset(c, verbose)
-        return [build_dataset(c) for c in cfgs]
+    if workers <= 1: return [build_dataset(c, verbose) for c in cfgs]
     children, stop = [], threading.Event()
     def build(cfg: DatasetConfig):
         if stop.is_set(): return
