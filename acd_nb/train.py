@@ -60,7 +60,7 @@ class TrainConfig:
     compile: bool | str = False    # torch.compile True/"encoder": the encoder; "model": also the decoder's step
     patience: int | None = None    # stop after this many epochs without a better validation score; None: never
     cuda_graphs: bool = True       # on CUDA, replay the training step as a CUDA graph (see `fit`)
-    stack_members: bool | None = None  # step an ensemble's like members as one model (see `fit`); None: on CUDA only
+    stack_members: bool | None = None  # step an ensemble's like members as one model (see `fit`); None: on CUDA when compiled
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "lr_decay_every"):
@@ -478,12 +478,15 @@ class _Stack:
         The runs of a group share the model's class and config (`ACD.stack_key`: all but what each keeps in buffers,
         such as a simulation decoder's normaliser), batch size, learning rate and its schedule, extra inputs and step
         count. A run is a group of its own where stacking is not asked for (`TrainConfig.stack_members`: by default
-        on CUDA only), its model cannot stack (`ACD.stacks`: the LSTM of `acd_nb.latent_unobserved`), it has dropout
-        (its masks come from torch's default generator, not the member's), or it is under torchrun. Compiled members
+        on CUDA for compiled members, see below), its model cannot stack (`ACD.stacks`: the LSTM of
+        `acd_nb.latent_unobserved`), it has dropout (its masks come from torch's default generator, not the member's), or it is under torchrun. Compiled members
         (`TrainConfig.compile`) stack with members compiled alike, and their stack is compiled as a whole
-        (`member_losses`)."""
+        (`member_losses`). Stacking is the default on CUDA for compiled members alone: an uncompiled stack stepped
+        slower than its members' own CUDA graphs on streams (one H200, 27 springs MLP members at the paper's settings,
+        bf16: 37,186 against 46,647 samples/s), a compiled one about 2.4 times faster (113,806;
+        `bench/results/2026-11-29_h200_ensemble.txt`)."""
         def key(r):
-            asked = r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda")
+            asked = r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda" and r.cfg.compile)
             steps = {float(s["step"]) if s else 0.0 for s in r.opt.state.values()} or {0.0}
             if not (asked and r.model.stacks and r.model.cfg.dropout == 0 and r.world == 1 and len(steps) == 1):
                 return id(r)
@@ -626,7 +629,7 @@ class _Engine:
     """Steps the members of one `fit` call: in `_Stack`s where they can, on CUDA through a `_StepGraph` once warmed
     up, on the CPU side by side
 
-    Members that can step as one model (`_Stack.groups`: by default on CUDA, on the CPU with
+    Members that can step as one model (`_Stack.groups`: by default on CUDA when compiled, elsewhere with
     `TrainConfig.stack_members=True`) do, each group of alike members as one stack (a report's seeds of one method,
     say, beside another method's); the stacks are rebuilt when the members stepping change (one finishes early) or a
     group's members reach batches of different sizes (the last of an epoch on data of different sizes).

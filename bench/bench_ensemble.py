@@ -3,6 +3,7 @@
 usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
            [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto|on|off|both]
            [--compile off|encoder|model] [--compiled-ks 1 9 27] [--compiled-models springs_mlp]
+           [--profile-k 27] [--profile-compile off|encoder|model] [--bandwidth-tbs 4.8]
 
 Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
 k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
@@ -15,14 +16,18 @@ or eager), and at K = 1 the same model stepped eagerly (`cuda_graphs=False`).
 `ops_per_step`: the aten operations one training step of one member dispatches (forward and backward, views and
 allocations left out), about the kernels a GPU launches for it; on CUDA `k1_us_per_op` is the K = 1 step's time
 divided by them: where it is a few microseconds whatever the model, the step is bound by its number of kernels, not by
-their work. `--compile` trains with `TrainConfig.compile` (`encoder`, or `model`: the decoder's repeated step as well);
+their work. `unfused_mb_per_sample`: the bytes these operations read and write, per sample: the memory traffic of
+the step where no two operations are fused; on CUDA `unfused_bound_samples_per_s` is the rate at which that traffic
+alone takes all of the memory bandwidth (`--bandwidth-tbs`), which fused (compiled) kernels can pass.
+`--profile-k` profiles K members (`torch.profiler`, two epochs, CUDA graphs off, compiled as `--profile-compile`)
+and prints the operations (on CUDA: kernels) that took the most time, as `..._profile: <%> <ms> <calls>x <name>`. `--compile` trains with `TrainConfig.compile` (`encoder`, or `model`: the decoder's repeated step as well);
 `--compiled-ks` also trains these K with `compile="model"` after the K loop of each model (or of those named by
 `--compiled-models`), each from fresh compiler caches (`torch._dynamo.reset`), printed as
 `..._k<K>_compiled_samples_per_s` and `..._k<K>_compiled_step_mode` (K = 1: the encoder and the decoder's step compiled
 in place; K > 1 stacked: the stacked step compiled as one graph, `_Stack.member_losses`; compilation happens in the
 untimed first epoch).
 `--stack` says whether the members step as one model with stacked weights (`TrainConfig.stack_members`: `auto` on
-CUDA only, `on`, `off`; `both`: `on`, and for K > 1 also `off`, printed as `..._unstacked_samples_per_s`, the
+CUDA for compiled members, `on`, `off`; `both`: `on`, and for K > 1 also `off`, printed as `..._unstacked_samples_per_s`, the
 side-by-side in one run); the unobserved model cannot stack (its LSTM has no `vmap` rule) and steps member by member.
 `--processes` (CPU) also trains the same K members as K separate one-thread processes, two side by side (the way
 `make reports` trains them), and prints their aggregate samples/s beside the ensemble's.
@@ -34,7 +39,9 @@ import sys
 import time
 
 import torch
+from torch.profiler import ProfilerActivity
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
 from acd_nb.core import get_device, seed_everything
@@ -69,25 +76,30 @@ def n_series(name: str) -> int: return 4 if name == "unobserved_lstm" else 5
 
 
 class OpCounter(TorchDispatchMode):
-    "Counts the aten operations that compute something: views and allocations (no kernel on a GPU) left out."
+    """Counts the aten operations that compute something (views and allocations, no kernel on a GPU, left out) and
+    the bytes of their tensor inputs and outputs: what the step reads and writes where no two operations are fused"""
     def __init__(self):
         super().__init__()
-        self.ops = 0
+        self.ops, self.bytes = 0, 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if not (func.is_view or func.overloadpacket.__name__.startswith("empty")): self.ops += 1
-        return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        if not (func.is_view or func.overloadpacket.__name__.startswith("empty")):
+            self.ops += 1
+            self.bytes += sum(t.numel() * t.element_size() for t in tree_flatten((args, kwargs, out))[0]
+                              if isinstance(t, torch.Tensor))
+        return out
 
 
-def step_cost(name: str, dtype: str, device) -> tuple[float, int]:
-    "FLOPs and aten operations (`OpCounter`) of one training step (forward and backward) of one member at batch 128."
+def step_cost(name: str, dtype: str, device) -> tuple[float, OpCounter]:
+    "FLOPs and aten operations and bytes (`OpCounter`) of one training step (forward and backward) of one member at batch 128."
     model = build(name, dtype, 0).to(device).train()
     x = torch.randn(BATCH, n_series(name), 49, 4, device=device)
     with FlopCounterMode(display=False) as counter:
         model.loss(x)["loss"].backward()
     with OpCounter() as ops:
         model.loss(x)["loss"].backward()
-    return float(counter.get_total_flops()), ops.ops
+    return float(counter.get_total_flops()), ops
 
 
 def failure(e: Exception) -> str:
@@ -125,6 +137,30 @@ def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs
     return k * 2 * n / (train(3)[0] - train(1)[0]), "eager"
 
 
+def profile(name: str, k: int, steps: int, dtype: str, device, compile: bool | str, stack: str, top: int = 20):
+    """Prints the operations that took the most time in two epochs of `k` members trained by one `fit`, by their own
+    time on the device (on the CPU: on the CPU), under `torch.profiler`; CUDA graphs off, so that each kernel shows
+    (a graph replays the same kernels). Compiled code is traced in the first epoch, on the CPU: its kernels then run
+    as the second epoch's."""
+    n = steps * BATCH
+    x = torch.randn(n, n_series(name), 49, 4, device=device)
+    data = (x, torch.zeros(n, x.shape[1], x.shape[1], device=device))
+    models = [build(name, dtype, seed) for seed in range(k)]
+    cfgs = [TrainConfig(epochs=2, batch_size=BATCH, progress=False, seed=seed, device=str(device), checkpoint_every=0,
+                        cuda_graphs=False, compile=compile, stack_members=STACK[stack]) for seed in range(k)]
+    on_gpu = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+    with torch.profiler.profile(activities=activities) as prof:
+        fit(models, data, None, cfgs)
+    events = prof.key_averages()
+    own = (lambda e: e.self_device_time_total) if on_gpu else (lambda e: e.self_cpu_time_total)
+    total = sum(own(e) for e in events) or 1
+    tag = f"{name}_k{k}{'_compiled' if compile else ''}_profile"
+    print(f"{tag}_ms_per_step: {total / 1e3 / (2 * steps):.2f}  ({'device' if on_gpu else 'cpu'} time, all members)")
+    for e in sorted(events, key=own, reverse=True)[:top]:
+        print(f"{tag}: {100 * own(e) / total:5.1f} % {own(e) / 1e3:9.1f} ms {e.count:7d}x  {e.key[:100]}")
+
+
 def processes_rate(name: str, k: int, steps: int, dtype: str) -> float:
     """Aggregate samples/s of `k` members as separate one-thread processes, two at a time (`make reports`' way)
 
@@ -149,6 +185,7 @@ def main():
     ap.add_argument("--device", default="auto")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 peak")
+    ap.add_argument("--bandwidth-tbs", type=float, default=4.8, help="the GPU's memory bandwidth, TB/s (H200: 4.8)")
     ap.add_argument("--max-seconds", type=float, default=None, help="skip the larger K of a model once one run took this long")
     ap.add_argument("--processes", action="store_true", help="CPU: also the members as separate processes")
     ap.add_argument("--compile", default="off", choices=tuple(COMPILE),
@@ -156,7 +193,10 @@ def main():
     ap.add_argument("--compiled-ks", nargs="*", type=int, default=[], help='also these K with compile="model"')
     ap.add_argument("--compiled-models", nargs="*", choices=MODELS, help="the models --compiled-ks trains (default: all)")
     ap.add_argument("--stack", default="auto", choices=tuple(STACK),
-                    help="members as one model with stacked weights (TrainConfig.stack_members; auto: on CUDA)")
+                    help="members as one model with stacked weights (TrainConfig.stack_members; auto: on CUDA when compiled)")
+    ap.add_argument("--profile-k", nargs="*", type=int, default=[],
+                    help="also profile these K (two epochs, CUDA graphs off) after each model's runs")
+    ap.add_argument("--profile-compile", default="model", choices=tuple(COMPILE), help="TrainConfig.compile of --profile-k")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -174,7 +214,11 @@ def main():
     for name in args.models:
         flops, ops = step_cost(name, args.dtype, device)
         print(f"{name}_gflop_per_sample: {flops / BATCH / 1e9:.3f}")
-        print(f"{name}_ops_per_step: {ops}", flush=True)
+        print(f"{name}_ops_per_step: {ops.ops}")
+        print(f"{name}_unfused_mb_per_sample: {ops.bytes / BATCH / 1e6:.1f}")
+        if device.type == "cuda":  # the rate at which memory traffic alone, unfused, would hold the step
+            print(f"{name}_unfused_bound_samples_per_s: {args.bandwidth_tbs * 1e12 * BATCH / ops.bytes:.0f}")
+        sys.stdout.flush()
         parts = COMPILE[args.compile]
         for k in args.ks:
             start = time.perf_counter()
@@ -190,7 +234,7 @@ def main():
                 print(f"{name}_k{k}_peak_fraction: {tflops / args.peak_tflops:.4f}")
                 print(f"{name}_k{k}_step_mode: {mode}")
                 if k == 1:  # the same model stepped eagerly: what the graph saves
-                    print(f"{name}_k1_us_per_op: {1e6 * BATCH / rate / ops:.2f}")
+                    print(f"{name}_k1_us_per_op: {1e6 * BATCH / rate / ops.ops:.2f}")
                     print(f"{name}_k1_eager_samples_per_s: {ensemble_rate(name, 1, args.steps, args.dtype, device, False)[0]:.0f}")
                 torch.cuda.empty_cache()
             if args.stack == "both" and k > 1:
@@ -211,6 +255,11 @@ def main():
             except Exception as e:
                 print(f"{name}_k{k}_compiled: failed: {failure(e)}")
                 break
+            sys.stdout.flush()
+        for k in args.profile_k:
+            torch._dynamo.reset()
+            try: profile(name, k, args.steps, args.dtype, device, COMPILE[args.profile_compile], args.stack)
+            except Exception as e: print(f"{name}_k{k}_profile: failed: {failure(e)}")
             sys.stdout.flush()
 
 
