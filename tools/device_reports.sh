@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call of the `device` tool (a GPU machine without Jupyter or network) that builds an experiment's report.
-# Installs the execnb wheels carried in .whl/, trains the notebook's models side by side (tools/train_parallel.py,
-# one process per job), runs the whole notebook with execnb, and leaves in $OUT:
+# Installs the execnb wheels carried in .whl/ (`bash tools/device_wheels.sh`), trains the notebook's models side by
+# side (tools/train_parallel.py, one process per job), runs the whole notebook with execnb, and leaves in $OUT:
 #   <report>_runs.tar.gz  each run's history.json and run.json, and the training logs (written first);
 #   <report>.tar.gz       the executed notebook, results.json and the figures.
 # Checkpoints stay behind: they exceed what a device call brings back. Publish the report here with
