@@ -3,7 +3,7 @@
 usage: .venv/bin/python bench/bench_ensemble.py [--models springs_mlp kuramoto_cnn temperature_sim unobserved_lstm]
            [--ks 1 3 9 27] [--steps 40] [--dtype bf16] [--device auto] [--threads 2] [--processes] [--stack auto|on|off|both]
            [--compile off|encoder|model] [--compiled-ks 1 9 27] [--compiled-models springs_mlp]
-           [--profile-k 27] [--profile-compile off|encoder|model] [--bandwidth-tbs 4.8]
+           [--profile-k 27] [--profile-compile off|encoder|model] [--profile-models springs_mlp] [--bandwidth-tbs 4.8]
 
 Each model is built at the paper's settings (hidden 256, N = 5 (4 observed + 1 hidden for the LSTM model), T = 49,
 k = 10; the simulation decoder of the temperature model predicts 1 step) and trained on random data of the right
@@ -19,8 +19,10 @@ divided by them: where it is a few microseconds whatever the model, the step is 
 their work. `unfused_mb_per_sample`: the bytes these operations read and write, per sample: the memory traffic of
 the step where no two operations are fused; on CUDA `unfused_bound_samples_per_s` is the rate at which that traffic
 alone takes all of the memory bandwidth (`--bandwidth-tbs`), which fused (compiled) kernels can pass.
-`--profile-k` profiles K members (`torch.profiler`, two epochs, CUDA graphs off, compiled as `--profile-compile`)
-and prints the operations (on CUDA: kernels) that took the most time, as `..._profile: <%> <ms> <calls>x <name>`. `--compile` trains with `TrainConfig.compile` (`encoder`, or `model`: the decoder's repeated step as well);
+`--profile-k` profiles K members (`torch.profiler`, two epochs, CUDA graphs off, compiled as `--profile-compile`) of
+each model (or of those named by `--profile-models`) after its other runs, and prints the operations (on CUDA: kernels)
+that took the most time, as `..._profile: <%> <ms> <calls>x <name>`.
+`--compile` trains with `TrainConfig.compile` (`encoder`, or `model`: the decoder's repeated step as well);
 `--compiled-ks` also trains these K with `compile="model"` after the K loop of each model (or of those named by
 `--compiled-models`), each from fresh compiler caches (`torch._dynamo.reset`), printed as
 `..._k<K>_compiled_samples_per_s` and `..._k<K>_compiled_step_mode` (K = 1: the encoder and the decoder's step compiled
@@ -197,6 +199,7 @@ def main():
     ap.add_argument("--profile-k", nargs="*", type=int, default=[],
                     help="also profile these K (two epochs, CUDA graphs off) after each model's runs")
     ap.add_argument("--profile-compile", default="model", choices=tuple(COMPILE), help="TrainConfig.compile of --profile-k")
+    ap.add_argument("--profile-models", nargs="*", choices=MODELS, help="the models --profile-k profiles (default: all)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -256,7 +259,7 @@ def main():
                 print(f"{name}_k{k}_compiled: failed: {failure(e)}")
                 break
             sys.stdout.flush()
-        for k in args.profile_k:
+        for k in args.profile_k if name in (args.profile_models or args.models) else ():
             torch._dynamo.reset()
             try: profile(name, k, args.steps, args.dtype, device, COMPILE[args.profile_compile], args.stack)
             except Exception as e: print(f"{name}_k{k}_profile: failed: {failure(e)}")

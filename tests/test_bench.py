@@ -35,7 +35,8 @@ def test_method_args_errors_name_the_problem(method_args, message):
 def test_bench_ensemble_prints_its_lines():
     "bench/bench_ensemble.py, the first phase of a device call, runs end to end on the CPU (one step per epoch)."
     cmd = [sys.executable, str(ROOT / "bench" / "bench_ensemble.py"), "--models", "springs_mlp", "--ks", "1", "--steps", "1",
-           "--threads", "1", "--profile-k", "2", "--profile-compile", "off", "--stack", "on"]
+           "--threads", "1", "--profile-k", "2", "--profile-compile", "off", "--profile-models", "springs_mlp",
+           "--stack", "on"]
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stderr
     lines = dict(line.split(": ", 1) for line in res.stdout.splitlines() if ": " in line)
