@@ -479,12 +479,12 @@ class _Stack:
         such as a simulation decoder's normaliser), batch size, learning rate and its schedule, extra inputs and step
         count. A run is a group of its own where stacking is not asked for (`TrainConfig.stack_members`: by default
         on CUDA for compiled members, see below), its model cannot stack (`ACD.stacks`: the LSTM of
-        `acd_nb.latent_unobserved`), it has dropout (its masks come from torch's default generator, not the member's), or it is under torchrun. Compiled members
-        (`TrainConfig.compile`) stack with members compiled alike, and their stack is compiled as a whole
-        (`member_losses`). Stacking is the default on CUDA for compiled members alone: an uncompiled stack stepped
-        slower than its members' own CUDA graphs on streams (one H200, 27 springs MLP members at the paper's settings,
-        bf16: 37,186 against 46,647 samples/s), a compiled one about 2.4 times faster (113,806;
-        `bench/results/2026-11-29_h200_ensemble.txt`)."""
+        `acd_nb.latent_unobserved`), it has dropout (its masks come from torch's default generator, not the member's),
+        or it is under torchrun. Compiled members (`TrainConfig.compile`) stack with members compiled alike, and their
+        stack is compiled as a whole (`member_losses`). Stacking is the default on CUDA for compiled members alone: an
+        uncompiled stack stepped slower than its members' own CUDA graphs on streams (one H200, 27 springs MLP members
+        at the paper's settings, bf16: 37,186 against 46,647 samples/s), a compiled one about 2.4 times faster
+        (113,806; `bench/results/2026-11-29_h200_ensemble.txt`)."""
         def key(r):
             asked = r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda" and r.cfg.compile)
             steps = {float(s["step"]) if s else 0.0 for s in r.opt.state.values()} or {0.0}

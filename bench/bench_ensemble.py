@@ -141,9 +141,8 @@ def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs
 
 def profile(name: str, k: int, steps: int, dtype: str, device, compile: bool | str, stack: str, top: int = 20):
     """Prints the operations that took the most time in two epochs of `k` members trained by one `fit`, by their own
-    time on the device (on the CPU: on the CPU), under `torch.profiler`; CUDA graphs off, so that each kernel shows
-    (a graph replays the same kernels). Compiled code is traced in the first epoch, on the CPU: its kernels then run
-    as the second epoch's."""
+    time on the GPU (in a CPU run: CPU time, compilation included), under `torch.profiler`; CUDA graphs off, so that
+    each kernel shows (a graph replays the same kernels). Compilation runs on the CPU and launches no kernel."""
     n = steps * BATCH
     x = torch.randn(n, n_series(name), 49, 4, device=device)
     data = (x, torch.zeros(n, x.shape[1], x.shape[1], device=device))
