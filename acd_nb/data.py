@@ -385,6 +385,13 @@ def _child_failure(cfg: DatasetConfig, code: int, stderr: bytes) -> RuntimeError
     tail = "\n".join(stderr.decode(errors="replace").strip().splitlines()[-5:])
     return RuntimeError(f"building the dataset {cfg.folder()} failed ({how})" + (f":\n{tail}" if tail else ""))
 
+def _interpreter() -> str:
+    """This Python for the children: `sys.executable`, or the running binary itself (`/proc/self/exe`) where a relative
+    `sys.executable` (Python started through a relative `PATH` entry) no longer resolves because the caller changed
+    folder since (execnb runs a notebook in its own folder); the child imports from the path `_child_job` gives it"""
+    if os.path.exists(sys.executable) or not os.path.exists("/proc/self/exe"): return sys.executable
+    return os.path.realpath("/proc/self/exe")
+
 def available_cores() -> int:
     "The cores this process may run on (its CPU affinity where the system tells it)"
     try: return len(os.sched_getaffinity(0))
@@ -403,7 +410,7 @@ def build_datasets(cfgs: list[DatasetConfig], workers: int | None = None, verbos
     children, stop = [], threading.Event()
     def build(cfg: DatasetConfig):
         if stop.is_set(): return
-        child = subprocess.Popen([sys.executable, "-c", _BUILD_IN_CHILD], stdin=subprocess.PIPE,
+        child = subprocess.Popen([_interpreter(), "-c", _BUILD_IN_CHILD], stdin=subprocess.PIPE,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         children.append(child)
         if stop.is_set(): child.kill()

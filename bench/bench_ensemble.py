@@ -96,7 +96,7 @@ class OpCounter(TorchDispatchMode):
 def step_cost(name: str, dtype: str, device) -> tuple[float, OpCounter]:
     "FLOPs and aten operations and bytes (`OpCounter`) of one training step (forward and backward) of one member at batch 128."
     model = build(name, dtype, 0).to(device).train()
-    x = torch.randn(BATCH, n_series(name), 49, 4, device=device)
+    x = random_data(name, 1, device)[0]
     with FlopCounterMode(display=False) as counter:
         model.loss(x)["loss"].backward()
     with OpCounter() as ops:
@@ -113,22 +113,33 @@ STACK = {"auto": None, "on": True, "off": False, "both": True}
 COMPILE = {"off": False, "encoder": "encoder", "model": "model"}  # TrainConfig.compile
 
 
+def random_data(name: str, steps: int, device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    "`steps` batches of random training data `(x, graphs)` of the model `name`'s shapes (speed does not depend on values)"
+    x = torch.randn(steps * BATCH, n_series(name), 49, 4, device=device)
+    return x, torch.zeros(len(x), x.shape[1], x.shape[1], device=device)
+
+
+def train_members(name: str, seeds, data, dtype: str, device, epochs: int, **train) -> tuple[float, list]:
+    """Wall-clock seconds of one `fit` of fresh members (one per seed, built before the clock starts) for `epochs` on
+    `data`, and their histories; `train`: further `TrainConfig` fields"""
+    models = [build(name, dtype, seed) for seed in seeds]
+    cfgs = [TrainConfig(epochs=epochs, batch_size=BATCH, progress=False, seed=seed, device=str(device),
+                        checkpoint_every=0, **train) for seed in seeds]
+    start = time.perf_counter()
+    histories = fit(models, data, None, cfgs)
+    return time.perf_counter() - start, histories
+
+
 def ensemble_rate(name: str, k: int, steps: int, dtype: str, device, cuda_graphs: bool = True,
                   compile: bool | str = False, stack: str = "auto") -> tuple[float, str]:
     "Aggregate training samples/s of `k` members in one `fit` over epochs 2 and 3, and how a GPU ran the steps."
-    n = steps * BATCH
-    x = torch.randn(n, n_series(name), 49, 4, device=device)
-    data = (x, torch.zeros(n, x.shape[1], x.shape[1], device=device))
+    n, data = steps * BATCH, random_data(name, steps, device)
 
     def train(epochs: int) -> tuple[float, list]:
         "Wall-clock seconds of `epochs` epochs of fresh models, and the first model's history."
-        models = [build(name, dtype, seed) for seed in range(k)]
-        cfgs = [TrainConfig(epochs=epochs, batch_size=BATCH, progress=False, seed=seed, device=str(device),
-                            checkpoint_every=0, cuda_graphs=cuda_graphs, compile=compile, stack_members=STACK[stack])
-                for seed in range(k)]
-        start = time.perf_counter()
-        history = fit(models, data, None, cfgs)[0]
-        return time.perf_counter() - start, history
+        seconds, histories = train_members(name, range(k), data, dtype, device, epochs, cuda_graphs=cuda_graphs,
+                                           compile=compile, stack_members=STACK[stack])
+        return seconds, histories[0]
 
     if torch.device(device).type == "cuda":  # each model is charged the epochs' wall-clock (acd_nb.train)
         history = train(3)[1]
@@ -143,16 +154,11 @@ def profile(name: str, k: int, steps: int, dtype: str, device, compile: bool | s
     """Prints the operations that took the most time in two epochs of `k` members trained by one `fit`, by their own
     time on the GPU (in a CPU run: CPU time, compilation included), under `torch.profiler`; CUDA graphs off, so that
     each kernel shows (a graph replays the same kernels). Compilation runs on the CPU and launches no kernel."""
-    n = steps * BATCH
-    x = torch.randn(n, n_series(name), 49, 4, device=device)
-    data = (x, torch.zeros(n, x.shape[1], x.shape[1], device=device))
-    models = [build(name, dtype, seed) for seed in range(k)]
-    cfgs = [TrainConfig(epochs=2, batch_size=BATCH, progress=False, seed=seed, device=str(device), checkpoint_every=0,
-                        cuda_graphs=False, compile=compile, stack_members=STACK[stack]) for seed in range(k)]
-    on_gpu = device.type == "cuda"
+    data, on_gpu = random_data(name, steps, device), device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
     with torch.profiler.profile(activities=activities) as prof:
-        fit(models, data, None, cfgs)
+        train_members(name, range(k), data, dtype, device, 2, cuda_graphs=False, compile=compile,
+                      stack_members=STACK[stack])
     events = prof.key_averages()
     own = (lambda e: e.self_device_time_total) if on_gpu else (lambda e: e.self_cpu_time_total)
     total = sum(own(e) for e in events) or 1
@@ -268,10 +274,7 @@ def main():
 def build_and_fit_one(name: str, steps: int, dtype: str, seed: int):
     "One member alone on the CPU, three epochs; prints the seconds of the last two (the worker of `--processes`)."
     torch.set_num_threads(1)
-    n = steps * BATCH
-    x = torch.randn(n, n_series(name), 49, 4)
-    history = fit(build(name, dtype, seed), (x, torch.zeros(n, x.shape[1], x.shape[1])), None,
-                  TrainConfig(epochs=3, batch_size=BATCH, progress=False, seed=seed, device="cpu", checkpoint_every=0))
+    history = train_members(name, [seed], random_data(name, steps), dtype, "cpu", 3)[1][0]
     print(60 * (history[2]["minutes"] - history[0]["minutes"]))
 
 

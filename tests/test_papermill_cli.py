@@ -95,7 +95,6 @@ def test_example_is_documented_at_the_default_ci_scale(name):
         assert f"-p {option[1]}" in text or f"`{option[1]}`" in text, f"{name}: the introduction does not name `{option[1]}`"
 
 
-
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_papermill_reads_every_parameter(name):
     "papermill parses each assignment of the parameters cell (a comment holding `=` hid sigma: 'Passed unknown parameter')."
@@ -103,6 +102,7 @@ def test_papermill_reads_every_parameter(name):
     cell = next(c for c in notebook(name).cells if "parameters" in c.metadata.get("tags", []))
     assigned = re.findall(r"^(\w+) = ", cell.source, re.M)
     assert [p.name for p in PythonTranslator.inspect(cell)] == assigned, name
+
 
 def run_example(name, tmp_path) -> dict:
     "Run EXAMPLES[name]'s command with papermill's CLI in `tmp_path`, laid out as a fresh clone; return its results.json."
