@@ -52,9 +52,15 @@ def test_authors_loop_steps_as_their_code():
                                extra_prox=lambda ps, rate: est._second_stage(dict(zip(names, ps)), rate),
                                stop_tol=ref["stop_tol"])
     assert ran[0].tolist() == ref["iterations"]                                           # measured [131, 89, 100, 99]
-    # float32 rounding differences grow with the steps: measured at most 1.1e-3 (the effect that ran 131 steps), 1e-6 for
-    # those that stopped before 100; the loop before issue 36 (gradient through the whole window) was 0.3-0.6 away
-    for k in names: torch.testing.assert_close(params[k].detach(), final[k].detach(), atol=3e-3, rtol=0, msg=k)
+    # float32 rounding differences grow with the steps, and their size depends on the CPU's math library path (their
+    # weights were recorded on another machine): the effects that stopped before 100 steps are within 1.5e-6 on every
+    # path measured; the two that ran 100 and 131 steps within 7.8e-4 and 1.4e-2 with MKL's AVX-512 path, 1.4e-4 and
+    # 3.0e-3 with MKL_CBWR=COMPATIBLE (the same Xeon). The loop before issue 36 (gradient through the whole window) was
+    # 0.3-0.6 away.
+    for effect, steps in enumerate(ref["iterations"]):
+        for k in names:
+            torch.testing.assert_close(params[k][:, effect].detach(), final[k][:, effect].detach(), rtol=0,
+                                       atol=1e-5 if steps < 100 else 3e-2, msg=f"{k} of effect {effect} ({steps} steps)")
 
 
 def _recorded(setting: str) -> list[dict]:
