@@ -15,8 +15,9 @@
 # usage: tools/device_paper.sh AUTHORS_SECONDS BENCH_SECONDS REPORT_SECONDS REPORT NOTEBOOK PARAMS_JSON [BENCH_ARGS...]
 #        (environment: COMPILE_IF_FASTER, see phase 2; AUTHORS_TRAIN, see phase 1)
 # The device call carries .whl (execnb and its needs: `bash tools/device_wheels.sh` downloads them), .anchors (the
-# authors' code, copied from ../shared/anchors, for timing only) and, to continue the runs of an earlier call, .resume (the pieces it brought back, unpacked into the
-# report's runs folder before the notebook runs: its models resume where they stopped).
+# authors' code, copied from ../shared/anchors, for timing only) and, to continue the runs of an earlier call, .resume
+# (the pieces it brought back, unpacked into the report's runs folder before the notebook runs: its models resume where
+# they stopped).
 set -uo pipefail
 authors_s=$1 bench_s=$2 report_s=$3 report=$4 notebook=$5 params=$6; shift 6
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
