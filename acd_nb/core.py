@@ -12,6 +12,7 @@ import ast
 import json
 import math
 import os
+import platform
 import random
 import shutil
 import tempfile
@@ -24,9 +25,10 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['PRESETS', 'SYSTEM_PRESETS', 'offdiag_pairs', 'n_nodes_from_edges', 'matrix_to_edges', 'edges_to_matrix',
-           'check_series', 'seed_everything', 'get_device', 'data_dir', 'netsim_dir', 'umask_mode', 'atomic_path',
-           'atomic_folder', 'to_json_safe', 'write_json', 'Preset', 'get_preset', 'as_list']
+__all__ = ['ISA_WITHOUT_BF16', 'PRESETS', 'SYSTEM_PRESETS', 'offdiag_pairs', 'n_nodes_from_edges', 'matrix_to_edges',
+           'edges_to_matrix', 'check_series', 'seed_everything', 'get_device', 'native_bf16', 'compute_dtype',
+           'processor_name', 'precision_info', 'data_dir', 'netsim_dir', 'umask_mode', 'atomic_path', 'atomic_folder',
+           'to_json_safe', 'write_json', 'Preset', 'get_preset', 'as_list']
 
 # %% ../nbs/00_core.ipynb #41e8c90b
 def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -119,6 +121,46 @@ def get_device(device: str | torch.device = "auto") -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} was requested but CUDA is not available on this machine")
     return dev
+
+# %% ../nbs/00_core.ipynb #7e0873f1
+# oneDNN instruction-set caps (`ONEDNN_MAX_CPU_ISA`) under which bfloat16 matrix products are emulated
+ISA_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI")
+
+def _onednn_isa_cap() -> str:
+    "The instruction set oneDNN is held to (`ONEDNN_MAX_CPU_ISA`, or its older name `DNNL_MAX_CPU_ISA`), upper case"
+    return (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").strip().upper()
+
+@lru_cache(maxsize=None)
+def native_bf16(device_type: str = "cpu") -> bool:
+    """Whether `device_type` computes bfloat16 matrix products natively
+
+    CPU: AVX-512 BF16 or AMX, unless `ONEDNN_MAX_CPU_ISA` holds oneDNN below them; CUDA: what torch reports."""
+    if device_type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False)
+    if device_type != "cpu" or _onednn_isa_cap() in ISA_WITHOUT_BF16: return False
+    return torch.backends.mkldnn.is_available() and (torch.cpu._is_avx512_bf16_supported()
+                                                     or torch.cpu._is_amx_tile_supported())
+
+def compute_dtype(dtype: str, device_type: str = "cpu") -> str:
+    "The precision a model asking for `dtype` (`fp32`, `bf16`) computes in on `device_type`: bf16 only where native"
+    return "bf16" if dtype == "bf16" and native_bf16(device_type) else "fp32"
+
+def processor_name() -> str:
+    "The CPU's model name (`/proc/cpuinfo`), else what `platform` reports"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"): return line.split(":", 1)[1].strip()
+    except OSError: pass
+    return platform.processor() or platform.machine()
+
+def precision_info(device_type: str = "cpu") -> dict:
+    "What decides the precision on `device_type`, for `run.json` and benchmarks"
+    info = {"device": device_type, "native_bf16": native_bf16(device_type)}
+    if device_type == "cpu":
+        info.update(processor=processor_name(), avx512_bf16=torch.cpu._is_avx512_bf16_supported(),
+                    amx=torch.cpu._is_amx_tile_supported(), onednn_max_cpu_isa=_onednn_isa_cap() or None)
+    elif device_type == "cuda" and torch.cuda.is_available(): info["processor"] = torch.cuda.get_device_name()
+    return info
 
 # %% ../nbs/00_core.ipynb #9a9f8e7f
 def data_dir() -> Path:
@@ -213,7 +255,7 @@ class Preset:
     prediction_steps: int = 10  # k: decoder steps fed with its own predictions
     tta_steps: int = 1000
     tta_lr: float = 0.1
-    dtype: str = "fp32"        # "fp32" or "bf16" autocast
+    dtype: str = "fp32"        # "fp32" or "bf16" autocast where the processor has it (`native_bf16`)
     minutes: float | None = None  # wall-clock training budget; None = run all epochs
     compile: bool | str = False   # torch.compile during training: the encoder, or "model" (see acd_nb.train)
     patience: int | None = None   # stop after this many epochs without a better validation score; None = never

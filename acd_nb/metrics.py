@@ -12,8 +12,6 @@ import math
 
 import numpy as np
 import torch
-from scipy import stats
-from sklearn.metrics import roc_auc_score
 
 from .core import edges_to_matrix, matrix_to_edges
 
@@ -58,6 +56,7 @@ def _scores_labels(scores, edges, self_edges: bool = False) -> tuple[np.ndarray,
 
 def _rank_auroc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     "Row-wise AUROC of `(rows, entries)` scores; `nan` for single-class rows"
+    from scipy import stats  # scipy and scikit-learn at first use: together they took a second of `acd`'s start-up
     ranks = stats.rankdata(scores, axis=1)
     n_pos = labels.sum(1)
     n_neg = labels.shape[1] - n_pos
@@ -75,6 +74,7 @@ def edge_auroc(scores, edges, per_sample: bool = False, self_edges: bool = False
     if labels.min() == labels.max():
         raise ValueError(f"AUROC is undefined: every {'' if self_edges else 'off-diagonal '}label is "
                          f"{int(labels.flat[0])}, both classes are needed")
+    from sklearn.metrics import roc_auc_score
     return float(roc_auc_score(labels.ravel(), scores.ravel()))
 
 def edge_accuracy(scores, edges, threshold: float = 0.5) -> float:
@@ -121,6 +121,7 @@ def mean_ci(values, confidence: float = 0.95) -> tuple[float, float]:
     n = values.size
     if n == 1: return float(values[0]), math.nan
     sem = values.std(ddof=1) / math.sqrt(n)
+    from scipy import stats
     return float(values.mean()), float(stats.t.ppf((1 + confidence) / 2, n - 1) * sem)
 
 def summarise(values) -> dict:

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .core import check_series
+from .core import check_series, compute_dtype
 from .metrics import posterior_to_scores
 from .decoders import GRUDecoder, KuramotoSimDecoder, MLPDecoder, SpringsSimDecoder
 from .encoders import CNNEncoder, MLPEncoder
@@ -206,11 +206,15 @@ class ACD(nn.Module):
         "The model of a config or of its `to_dict()` form (as stored in checkpoints)"
         return cls(cfg if isinstance(cfg, cls.config_cls) else cls.config_cls.from_dict(cfg))
 
+    def compute_dtype(self, device_type: str = "cpu") -> str:
+        "The precision this model computes in on `device_type`: `cfg.dtype`, bf16 only where native"
+        return compute_dtype(self.cfg.dtype, device_type)
+
     def autocast(self, device_type: str = "cpu"):
-        "bf16 autocast context when `cfg.dtype == 'bf16'`, else a no-op."
+        "bf16 autocast context when the model computes in bf16 on `device_type` (`compute_dtype`), else a no-op."
         # no cast cache on a GPU: a CUDA graph cannot capture it (each use casts the weights again; the gradients
         # then add up in float32, not bfloat16). The CPU keeps the cache, and its numbers.
-        if self.cfg.dtype != "bf16": return nullcontext()
+        if self.compute_dtype(device_type) != "bf16": return nullcontext()
         return torch.autocast(device_type, dtype=torch.bfloat16, cache_enabled=device_type == "cpu")
 
     def check_input(self, x: torch.Tensor) -> torch.Tensor:

@@ -29,7 +29,8 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from . import __version__
-from .core import Preset, atomic_path, check_series, get_device, get_preset, seed_everything, write_json
+from .core import (Preset, atomic_path, check_series, compute_dtype, get_device, get_preset, precision_info,
+                         seed_everything, write_json)
 from .data import DatasetConfig, build_datasets, epoch_batches, feature_stats, fill_missing, load_dataset
 from .metrics import edge_auroc
 from .model import ACD, ACDConfig, model_draw, random_source
@@ -661,7 +662,7 @@ class _Engine:
         # each worker sets one thread for itself: OpenMP (and oneDNN's bf16 kernels) read the count per OS thread
         self.pool = ThreadPoolExecutor(workers, initializer=torch.set_num_threads, initargs=(1,)) if side_by_side else None
         if self.pool is not None: torch.set_num_threads(1)
-        if self.pool is not None and any(r.model.cfg.dtype == "bf16" for r in runs):
+        if self.pool is not None and any(r.model.compute_dtype(r.device.type) == "bf16" for r in runs):
             turns = _ForwardTurns()
             for r in runs: r.turns = turns
 
@@ -971,6 +972,11 @@ def discard_unstarted_run(out_dir: Path):
     if out_dir.is_dir() and not any(out_dir.iterdir()): out_dir.rmdir()
 
 # %% ../nbs/14_train.ipynb #bb1edd21
+def _precision(model_cfg: ACDConfig, train_cfg: TrainConfig) -> dict:
+    "What `run.json` says of the precision: asked for, computed in, and what decided it (`acd_nb.core.precision_info`)"
+    device = get_device(train_cfg.device).type
+    return {"requested": model_cfg.dtype, "computes": compute_dtype(model_cfg.dtype, device), **precision_info(device)}
+
 def _prepare_member(data, p: Preset, out_dir, seed: int, model: dict | None, train: dict | None,
                     run_info: dict | None, init) -> dict:
     "The model, training config and `run.json` of one run of `train_dataset` (`run.json` written or checked)"
@@ -985,7 +991,8 @@ def _prepare_member(data, p: Preset, out_dir, seed: int, model: dict | None, tra
            "features": None, "normalizer": data.normalizer.to_dict(), "feature_stats": feature_stats(x),
            **(run_info or {}),
            **({"init": str(Path(init).resolve())} if init is not None else {}),
-           "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
+           "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__,
+           "precision": _precision(model_cfg, train_cfg)}
     out_dir = Path(out_dir) if out_dir is not None else None
     seed_everything(seed)
     net = ACD.from_config(model_cfg)

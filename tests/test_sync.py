@@ -1,20 +1,26 @@
 "The notebooks are the source of truth: exporting and cleaning them must change nothing that is committed."
+import shutil
 import subprocess
 import sys
 
 from conftest import BIN, ROOT
 
 
-def _snapshot():
-    files = [*ROOT.glob("nbs/**/*.ipynb"), *ROOT.glob("acd_nb/**/*.py")]
-    return {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in files if ".ipynb_checkpoints" not in p.parts}
+def _snapshot(root):
+    files = [*root.glob("nbs/**/*.ipynb"), *root.glob("acd_nb/**/*.py")]
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in files if ".ipynb_checkpoints" not in p.parts}
 
 
-def test_export_and_clean_change_nothing():
-    before = _snapshot()
+def test_export_and_clean_change_nothing(tmp_path):
+    "On a copy of the sources: tests running beside this one import acd_nb/, which an export rewrites"
+    copy = tmp_path / "repo"
+    for name in ("nbs", "acd_nb"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    before = _snapshot(copy)
     for cmd in ("nbdev-export", "nbdev-clean"):
-        subprocess.run([str(BIN / cmd)], cwd=ROOT, check=True, capture_output=True)
-    after = _snapshot()
+        subprocess.run([str(BIN / cmd)], cwd=copy, check=True, capture_output=True)
+    after = _snapshot(copy)
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     assert not changed, f"nbdev-export/nbdev-clean changed {changed}: run `make sync` and commit the result"
 
