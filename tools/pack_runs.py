@@ -25,6 +25,12 @@ than `--max-pieces` pieces, less travels, with a warning naming what is lost, on
 Where even that does not fit, nothing is written. (A report's evaluation runs where it trained, from the weights as
 they are: what is rounded here is what the runs are resumed or evaluated from later.)
 
+Unpacking reads and checks every tar in memory before it writes anything, and writes only what a run folder holds:
+`<run>/<one of run.json, history.json, best.pt, last.pt>`, regular files (4 GiB in all), each checkpoint loaded with
+`weights_only=True`. A link, a folder, a device, a path with `..` or from `/`, a file twice, or a run folder reached
+through a link out of `--into` refuses the whole tar in one line: `extractall(filter="data")` alone let links through
+on Python 3.11.7 (the tarfile filter bypass fixed in 3.11.13).
+
 usage: python tools/pack_runs.py RUNS_DIR DEST_PREFIX [--max-mib 16] [--max-pieces 5]  -> DEST_PREFIX.tar.<k>of<n>
        python tools/pack_runs.py --unpack PIECE... --into RUNS_DIR
 """
