@@ -38,8 +38,8 @@ from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
 __all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS',
-           'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run', 'mark_written',
-           'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
+           'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'every_series_seen', 'evaluation_data', 'evaluate_run',
+           'mark_written', 'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
            'refuse_root_or_home', 'check_out_folder', 'claim_out_folder', 'refuse_unobserved', 'simulate_dataset',
            'train_on_folder', 'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed',
            'save_figure', 'infer_files', 'run_demo']
@@ -104,6 +104,25 @@ def _load_folder(folder) -> DatasetSplits:
     if (Path(folder) / "config.json").is_file(): _dataset_meta(Path(folder))
     return load_dataset(folder)
 
+def every_series_seen(x: np.ndarray, steps: int | None = None) -> np.ndarray:
+    """`(B,)`: whether each sample of `x (B, N, T, D)` has a value of every series and feature; with `steps`, in its
+    first `steps` steps on two of them (what a model needs to see a series change, `prepare_series`) and after
+    them (a prediction to score): the parts `acd_nb.infer.evaluate` fills apart"""
+    seen = ~np.isnan(x)
+    if steps is None: return seen.any(2).all((1, 2))
+    first = seen[:, :, :steps]
+    ok = first.any(2).all((1, 2)) & (first.any(-1).sum(2) >= 2).all(1)
+    return ok & seen[:, :, steps:].any(2).all((1, 2)) if x.shape[2] > steps else ok
+
+def _scorable(x: np.ndarray, edges: np.ndarray, desc: str, steps: int) -> tuple[np.ndarray, np.ndarray, str]:
+    "The samples of `x`, `edges` that can be scored (`every_series_seen`), those left out counted in `desc`"
+    seen = every_series_seen(x, steps)
+    if seen.all(): return x, edges, desc
+    if not seen.any():
+        raise ValueError(f"{desc}: every sample has a series with too few observed values (two in its first {steps} "
+                         "steps, one after them): nothing to evaluate")
+    return x[seen], edges[seen], f"{desc} ({int((~seen).sum())} left out: a series with too few observed values)"
+
 def _folder_features(folder: Path) -> list[int] | None:
     "Simulator features kept in a dataset folder of `acd simulate` (None: all)"
     return _dataset_meta(folder).get("features")
@@ -123,20 +142,21 @@ def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None
         if kept is not None and kept != loaded.info["features"]:
             raise ValueError(f"{data} holds features {kept} of the simulator but model {loaded.name!r} was trained on "
                              f"{loaded.info['features']}")
-        raw = ds.normalizer.inverse_transform(ds.test["x"])
+        x_all, edges, desc = _scorable(ds.test["x"][:n_samples], ds.test["edges"][:n_samples], f"test split of {data}",
+                                       loaded.infer_steps)
+        raw = ds.normalizer.inverse_transform(x_all)
         prepare_series(loaded, raw[:, :, :loaded.infer_steps], name=f"the test split of {data}")  # features, length
         x_all = loaded.normalizer.transform(raw).astype(np.float32)  # full length: the rest is predicted
-        edges, desc = ds.test["edges"], f"test split of {data}"
     elif loaded.info["kind"] == "run":
         path = loaded.info["meta"].get("data_path")
         if path is None or not (Path(path) / "config.json").is_file():
             raise FileNotFoundError(f"the dataset of run {loaded.info['path']} ({path}) is gone: pass --data DIR")
         test = _load_folder(path).test
-        x_all, edges, desc = test["x"], test["edges"], f"test split of {path}"
+        x_all, edges, desc = _scorable(test["x"][:n_samples], test["edges"][:n_samples], f"test split of {path}",
+                                       loaded.infer_steps)
     else:
         fresh = simulate_test_set(loaded, n_samples, seed)
-        x_all, edges, desc = fresh["x"], fresh["edges"], f"fresh simulation, seed {seed}"
-    if n_samples is not None: x_all, edges = x_all[:n_samples], edges[:n_samples]
+        x_all, edges, desc = _scorable(fresh["x"], fresh["edges"], f"fresh simulation, seed {seed}", loaded.infer_steps)
     return x_all, edges, f"{len(x_all)} samples, {desc}"
 
 # %% ../nbs/40_commands.ipynb #dc5dfa15
@@ -392,14 +412,16 @@ def claim_out_folder(out, command: str, files=(), resumable: bool = False):
 
 # %% ../nbs/40_commands.ipynb #52807eac
 def refuse_unobserved(data: DatasetSplits, what: str, advice: str):
-    """Refuse data in which a series is never observed (all NaN): training on it gives NaN statistics and
-    `acd evaluate` refuses it, so it is refused before either, in one line saying `what` and `advice`"""
+    """Refuse data with a split in which no sample has a value of every series (`every_series_seen`): nothing there
+    to train on (its statistics are NaN) or to evaluate, so it is refused before either, in one line saying `what`
+    and `advice`"""
     for split in SPLITS:
         x = getattr(data, split)["x"]
-        never = int(np.isnan(x).all(2).any(-1).sum())
-        if never:
-            raise ValueError(f"{what}: {never} of the {x.shape[0] * x.shape[1]} series of the {split} split have no "
-                             f"observed value; acd can neither train on them nor evaluate them: {advice}")
+        if not every_series_seen(x).any():
+            never = int(np.isnan(x).all(2).any(-1).sum())
+            raise ValueError(f"{what}: no sample of the {split} split has a value of every series ({never} of its "
+                             f"{x.shape[0] * x.shape[1]} series have none); acd can neither train on it nor evaluate "
+                             f"it: {advice}")
 
 def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, noise: float = 0.0, n_nodes: int = 5,
                      features: list[int] | None = None, export: int = 0, force: bool = False, missing_rate: float = 0.0,

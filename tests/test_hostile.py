@@ -167,18 +167,38 @@ def test_series_never_observed_are_refused_before_training(work, tmp_path, capsy
     "Case 16: 99.9 % missing: refused by simulate (and by train on such a folder), not by evaluate after training."
     assert main(["simulate", "springs", "--out", str(tmp_path / "d"), *SIZES, "--missing-rate", "0.999"]) == 2
     err = _err(capsys)
-    assert err.startswith("acd: error: --missing-rate 0.999 (values): ") and err.endswith(
-        "series of the train split have no observed value; acd can neither train on them nor evaluate them: use a "
-        "lower --missing-rate, or longer series") and not (tmp_path / "d").exists()
+    assert err.startswith("acd: error: --missing-rate 0.999 (values): no sample of the train split has a value of every "
+                          "series (") and err.endswith(
+        " of its 320 series have none); acd can neither train on it nor evaluate it: use a lower --missing-rate, or "
+        "longer series") and not (tmp_path / "d").exists()
     shutil.copytree(work / "data", tmp_path / "ds")
     with np.load(tmp_path / "ds" / "valid.npz") as z: valid = dict(z)
-    valid["x"][3, 2] = np.nan  # one series of one sample never observed
+    valid["x"][:, 2] = np.nan  # series 2 never observed in any validation sample
     np.savez(tmp_path / "ds" / "valid.npz", **valid)
     assert main(["train", "--data", str(tmp_path / "ds"), "--preset", "ci", "--out", str(tmp_path / "r")]) == 2
-    assert _err(capsys) == (f"acd: error: dataset folder {tmp_path / 'ds'}: 1 of the 80 series of the valid split have no "
-                            "observed value; acd can neither train on them nor evaluate them: simulate it again with a "
-                            "lower --missing-rate")
+    assert _err(capsys) == (f"acd: error: dataset folder {tmp_path / 'ds'}: no sample of the valid split has a value of "
+                            "every series (16 of its 80 series have none); acd can neither train on it nor evaluate it: "
+                            "simulate it again with a lower --missing-rate")
     assert not (tmp_path / "r").exists()
+
+
+def test_evaluate_scores_what_exists(work, tmp_path, capsys):
+    "Case 16: test samples with a series observed too little to be read or scored are left out, and counted."
+    shutil.copytree(work / "data", tmp_path / "ds")
+    with np.load(tmp_path / "ds" / "test.npz") as z: test = dict(z)
+    test["x"][0, 1] = np.nan  # no value at all
+    test["x"][5, 3, 20:] = np.nan  # none after the 20 steps the graph is read from
+    test["x"][6, 0, 1:20] = np.nan  # one in them: a model needs two to see the series change
+    np.savez(tmp_path / "ds" / "test.npz", **test)
+    assert main(["evaluate", "--model", str(work / "run"), "--data", str(tmp_path / "ds")]) == 0
+    out = capsys.readouterr().out
+    assert f"5 samples, test split of {tmp_path / 'ds'} (3 left out: a series with too few observed values):" in out
+    assert "mean over 5 samples" in out
+    test["x"][:, 4] = np.nan
+    np.savez(tmp_path / "ds" / "test.npz", **test)
+    assert main(["evaluate", "--model", str(work / "run"), "--data", str(tmp_path / "ds")]) == 2
+    assert _err(capsys) == (f"acd: error: test split of {tmp_path / 'ds'}: every sample has a series with too few "
+                            "observed values (two in its first 20 steps, one after them): nothing to evaluate")
 
 
 def test_help_and_progress(work, tmp_path, capsys):
