@@ -38,8 +38,8 @@ def _number(low: float, high: float = math.inf, above: bool = False, kind=float)
         try: value = kind(text)
         except ValueError: value = None
         if value is None or not math.isfinite(value) or value < low or (above and value == low) or value > high:
-            bound = (f"above {low:g}" if above else f"at least {low:g}") + (f" and at most {high:g}" if high < math.inf
-                                                                         else "")
+            bound = f"above {low:g}" if above else f"at least {low:g}"
+            if high < math.inf: bound += f" and at most {high:g}"
             what = "an integer" if kind is int else "a finite number"
             raise argparse.ArgumentTypeError(f"must be {what} {bound}, got {text!r}")
         return value
@@ -54,7 +54,8 @@ def _add_demo(sub):
                       help="samples per system for the statistics (default: 2000)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--n-test", type=int, default=64, help="fresh test samples per shipped model (default: 64)")
-    demo.add_argument("--tta-steps", type=int, default=50, help="test-time adaptation steps for Enc+TTA (default: 50)")
+    demo.add_argument("--tta-steps", type=_number(1, MAX_TTA_STEPS, kind=int), default=50,
+                      help="test-time adaptation steps for Enc+TTA (default: 50)")
     demo.add_argument("--test-seed", type=int, default=1,
                       help="seed of the first model's fresh test samples, +1 per further model (default: 1)")
     demo.add_argument("--model", action="append",
@@ -81,7 +82,8 @@ def _add_simulate(sub):
     sim.add_argument("--missing-kind", choices=MISSING_KINDS, default="values",
                      help="values: each reading on its own; gaps: runs of steps in one series; both: per sample "
                           "(default: values)")
-    sim.add_argument("--gap-length", type=_number(0, above=True), default=5.0, help="mean length of a gap in steps (default: 5)")
+    sim.add_argument("--gap-length", type=_number(0, above=True), default=5.0,
+                     help="mean length of a gap in steps (default: 5)")
     sim.add_argument("--force", action="store_true", help="replace an existing non-empty --out folder")
 
 def _add_train(sub):
@@ -99,7 +101,8 @@ def _add_train(sub):
     train.add_argument("--hidden", type=int, help="hidden size (default: the preset's)")
     train.add_argument("--lr", type=_number(0, above=True), help="learning rate (default: the preset's)")
     train.add_argument("--epochs", type=int, help="epochs (default: the preset's)")
-    train.add_argument("--minutes", type=_number(0, above=True), help="wall-clock training budget (default: the preset's)")
+    train.add_argument("--minutes", type=_number(0, above=True),
+                       help="wall-clock training budget (default: the preset's)")
     train.add_argument("--threads", type=int, help="torch CPU threads")
 
 # %% ../nbs/42_cli.ipynb #0a71cd8c

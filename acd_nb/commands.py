@@ -90,7 +90,8 @@ def format_evaluation(res: dict) -> str:
 def _json_object(path: Path, writer: str, advice: str) -> dict:
     "The JSON object in `path`, which `writer` wrote; else one line naming the file, what it holds and `advice`"
     try: obj = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as e: raise ValueError(f"{path} is not valid JSON ({e}): {advice}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not valid JSON ({e}): {advice}") from None
     if not isinstance(obj, dict):
         raise ValueError(f"{path} holds a JSON {type(obj).__name__}, not the object {writer} writes: {advice}")
     return obj

@@ -83,7 +83,7 @@ def test_a_dataset_config_that_is_not_an_object(work, tmp_path, capsys):
     (tmp_path / "ds" / "config.json").write_text("[1,2]")
     said = (f"acd: error: {tmp_path / 'ds' / 'config.json'} holds a JSON list, not the object `acd simulate` writes: "
             "write dataset folders with `acd simulate`")
-    assert main(_train_into(work, tmp_path / "r")[:1] + ["--data", str(tmp_path / "ds")] + _train_into(work, tmp_path / "r")[3:]) == 2
+    assert main(["train", "--data", str(tmp_path / "ds"), "--preset", "ci", "--out", str(tmp_path / "r")]) == 2
     assert _err(capsys) == said and not (tmp_path / "r").exists()
     assert main(["evaluate", "--model", str(work / "run"), "--data", str(tmp_path / "ds")]) == 2
     assert _err(capsys) == said

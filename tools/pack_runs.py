@@ -233,7 +233,8 @@ def _whole(files: dict[str, bytes], where: str) -> dict[str, bytes]:
             best = _checkpoint(files["best.pt"], f"{where}/best.pt")
             if best.pop(WEIGHTS_FROM_LAST, False):
                 if last is None: raise KeyError("last.pt, whose weights it shares")
-                files["best.pt"] = _saved({**best, "model": last["model"], **({ROUNDED: True} if last.get(ROUNDED) else {})})
+                files["best.pt"] = _saved({**best, "model": last["model"],
+                                           **({ROUNDED: True} if last.get(ROUNDED) else {})})
             elif best.get(ROUNDED): files["best.pt"] = _saved({**best, "model": _float32(best["model"])})
     except (KeyError, TypeError, AttributeError) as e:
         raise SystemExit(f"{where}: not a run pack_runs packed (no {e}); nothing written") from None
