@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import math
 import os
 import re
 import sys
@@ -21,13 +22,28 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'COMMANDS', 'SOME_FAILED', 'main']
+__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'MAX_TTA_STEPS', 'COMMANDS', 'SOME_FAILED', 'main']
 
 # %% ../nbs/42_cli.ipynb #90727589
 # offered without importing the library (see above); the cell below checks them against acd_nb.sims, .core and .data
 SYSTEM_NAMES = ("springs", "kuramoto")
 PRESET_NAMES = ("ci", "cpu", "paper")
 MISSING_KINDS = ("values", "gaps", "both")
+MAX_TTA_STEPS = 100_000  # the paper adapts for 1000 steps; a hundred times that is hours, not a typo's billion
+
+def _number(low: float, high: float = math.inf, above: bool = False, kind=float):
+    """An argparse type: a finite `kind` (float or int) from `low` (`above`: greater than it) to `high`, else the
+    option's one-line error; inf, nan and 1e400 are refused, never turned into NaN results"""
+    def parse(text: str):
+        try: value = kind(text)
+        except ValueError: value = None
+        if value is None or not math.isfinite(value) or value < low or (above and value == low) or value > high:
+            bound = f"above {low:g}" if above else f"at least {low:g}"
+            if high < math.inf: bound += f" and at most {high:g}"
+            what = "an integer" if kind is int else "a finite number"
+            raise argparse.ArgumentTypeError(f"must be {what} {bound}, got {text!r}")
+        return value
+    return parse
 
 # %% ../nbs/42_cli.ipynb #561995d5
 def _add_demo(sub):
@@ -38,7 +54,8 @@ def _add_demo(sub):
                       help="samples per system for the statistics (default: 2000)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--n-test", type=int, default=64, help="fresh test samples per shipped model (default: 64)")
-    demo.add_argument("--tta-steps", type=int, default=50, help="test-time adaptation steps for Enc+TTA (default: 50)")
+    demo.add_argument("--tta-steps", type=_number(1, MAX_TTA_STEPS, kind=int), default=50,
+                      help="test-time adaptation steps for Enc+TTA (default: 50)")
     demo.add_argument("--test-seed", type=int, default=1,
                       help="seed of the first model's fresh test samples, +1 per further model (default: 1)")
     demo.add_argument("--model", action="append",
@@ -52,20 +69,21 @@ def _add_simulate(sub):
     for name in ("n-train", "n-valid", "n-test", "steps-train", "steps-test"):
         sim.add_argument(f"--{name}", type=int, help=f"{name.replace('-', ' ')} (default: the preset's)")
     sim.add_argument("--nodes", type=int, default=5, help="series per sample (default: 5)")
-    sim.add_argument("--noise", type=float, default=0.0,
+    sim.add_argument("--noise", type=_number(0), default=0.0,
                      help="observation noise std on normalised features (default: 0)")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--features",
                      help="comma-separated feature indices to keep, e.g. 1 (Kuramoto sin phi); default: all")
     sim.add_argument("--export", type=int, default=0,
                      help="also write the first K test samples as CSV/.npz files (default: 0)")
-    sim.add_argument("--missing-rate", type=float, default=0.0,
+    sim.add_argument("--missing-rate", type=_number(0, 1), default=0.0,
                      help="fraction of readings missing (NaN; empty cells in exported CSV files) in every split "
                           "(default: 0)")
     sim.add_argument("--missing-kind", choices=MISSING_KINDS, default="values",
                      help="values: each reading on its own; gaps: runs of steps in one series; both: per sample "
                           "(default: values)")
-    sim.add_argument("--gap-length", type=float, default=5.0, help="mean length of a gap in steps (default: 5)")
+    sim.add_argument("--gap-length", type=_number(0, above=True), default=5.0,
+                     help="mean length of a gap in steps (default: 5)")
     sim.add_argument("--force", action="store_true", help="replace an existing non-empty --out folder")
 
 def _add_train(sub):
@@ -77,13 +95,14 @@ def _add_train(sub):
     train.add_argument("--out", required=True, help="run folder: checkpoints, history, run.json; new, empty, or "
                        "a run of the same configuration to resume")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--noise", type=float,
+    train.add_argument("--noise", type=_number(0),
                        help="with --sim: observation noise std on normalised features (default: 0)")
     train.add_argument("--encoder", choices=("mlp", "cnn"), help="default: mlp for springs, cnn for kuramoto")
     train.add_argument("--hidden", type=int, help="hidden size (default: the preset's)")
-    train.add_argument("--lr", type=float, help="learning rate (default: the preset's)")
+    train.add_argument("--lr", type=_number(0, above=True), help="learning rate (default: the preset's)")
     train.add_argument("--epochs", type=int, help="epochs (default: the preset's)")
-    train.add_argument("--minutes", type=float, help="wall-clock training budget (default: the preset's)")
+    train.add_argument("--minutes", type=_number(0, above=True),
+                       help="wall-clock training budget (default: the preset's)")
     train.add_argument("--threads", type=int, help="torch CPU threads")
 
 # %% ../nbs/42_cli.ipynb #0a71cd8c
@@ -93,14 +112,16 @@ def _add_model_args(p):
     which.add_argument("--model", help="run folder written by `acd train`, or a model folder")
     which.add_argument("--pretrained", help="name of a model shipped with acd_nb (e.g. springs, kuramoto)")
     p.add_argument("--method", default="enc", choices=("enc", "tta", "enc+tta"))
-    p.add_argument("--tta-steps", type=int, help="TTA iterations (default 1000)")
-    p.add_argument("--tta-lr", type=float, help="TTA learning rate (default 0.1)")
+    p.add_argument("--tta-steps", type=_number(1, MAX_TTA_STEPS, kind=int),
+                   help=f"TTA iterations, at most {MAX_TTA_STEPS} (default 1000)")
+    p.add_argument("--tta-lr", type=_number(0, above=True), help="TTA learning rate (default 0.1)")
 
 def _add_infer(sub):
     inf = sub.add_parser("infer", help="infer the causal graph of each sample in series files",
                          epilog="Exit codes: 0 every recording done; 3 some recordings failed (each named on stderr "
                          "with its reason and listed under 'failed' in summary.json, the others written); 2 an error, "
-                         "nothing written. Memory: a recording whose inference would need more than 80%% of the "
+                         "nothing written (a run that fails midway, on a full disk or at Ctrl-C, exit 130, removes the "
+                         "folder's outputs). Memory: a recording whose inference would need more than 80% of the "
                          "memory available (or $ACD_MEMORY_GB gigabytes) is refused with the size it needs.")
     _add_model_args(inf)
     inf.add_argument("--input", required=True, nargs="+",
@@ -119,7 +140,7 @@ def _add_evaluate(sub):
     _add_model_args(ev)
     ev.add_argument("--data", help="dataset folder from `acd simulate` (default: a run's own test split; "
                     "for --pretrained, fresh simulated samples)")
-    ev.add_argument("--n-samples", type=int,
+    ev.add_argument("--n-samples", type=_number(1, kind=int),
                     help="score only the first N test samples / simulate N (default: all / the card's)")
     ev.add_argument("--seed", type=int, default=1, help="seed of fresh test samples for --pretrained (default: 1)")
 
@@ -171,7 +192,7 @@ def _train(args):
     from acd_nb.train import distributed_env
     out = Path(args.out)
     if distributed_env()[0] != 0: return _train_run(args)  # under torchrun rank 0 holds the folder
-    with claim_out_folder(out, "train", [*TRAIN_FILES, *(p.name for p in out.glob("eval_*.json"))]):
+    with claim_out_folder(out, "train", [*TRAIN_FILES, *(p.name for p in out.glob("eval_*.json"))], resumable=True):
         if (out / "last.pt").is_file():  # resumed: a checkpoint acd refuses is told in one line, before training
             from acd_nb.pretrained import read_checkpoint
             read_checkpoint(out / "last.pt")
@@ -207,7 +228,7 @@ def _infer(args):
     from acd_nb.pretrained import load_model
     loaded = load_model(_model_source(args))
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
-                          figures=not args.no_figures, stride=args.stride)
+                          figures=not args.no_figures, stride=args.stride, progress=sys.stderr.isatty())
     for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
     failed = f"; {len(summary['failed'])} recording(s) failed (see above)" if summary["failed"] else ""
     print(f"model {summary['model']} ({args.method}): {len(summary['samples'])} sample(s) -> {args.out}{failed}")
@@ -238,7 +259,7 @@ def _message(e: BaseException) -> str:
         temporary = re.fullmatch(r"\.(.+)\.[a-z0-9_]{8}\.tmp", path.name)
         path = path.parent / temporary.group(1) if temporary else path
         what = "the file is too large for this system" if e.errno == errno.EFBIG else "no space left on the device"
-        return f"cannot write {path}: {what}; files written before are complete and kept: free some space and rerun"
+        return f"cannot write {path}: {what}; free some space and rerun"
     return str(e) or type(e).__name__
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,3 +272,6 @@ def main(argv: list[str] | None = None) -> int:
         for failure in getattr(e, "failed", None) or [{"error": _message(e)}]:  # acd infer: one line per recording
             print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the folder being written is put back by claim_out_folder on the way out
+        print(f"acd: interrupted; {args.command} stopped", file=sys.stderr)
+        return 130

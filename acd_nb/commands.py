@@ -23,10 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from . import __version__
-from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
-from .data import SERIES_FILES, SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
+from .core import atomic_folder, atomic_path, get_preset, name_full_disk, seed_everything, to_json_safe, write_json
+from .data import SERIES_FILES, SPLITS, DatasetConfig, DatasetSplits, Normalizer, load_dataset, load_series
 from .infer import encoder_window, window_starts, window_stride
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
@@ -37,11 +38,11 @@ from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
 __all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS',
-           'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'evaluation_data', 'evaluate_run', 'mark_written',
-           'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
-           'refuse_root_or_home', 'check_out_folder', 'claim_out_folder', 'simulate_dataset', 'train_on_folder',
-           'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure',
-           'infer_files', 'run_demo']
+           'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'every_series_seen', 'evaluation_data', 'evaluate_run',
+           'mark_written', 'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
+           'refuse_root_or_home', 'check_out_folder', 'claim_out_folder', 'refuse_unobserved', 'simulate_dataset',
+           'train_on_folder', 'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed',
+           'save_figure', 'infer_files', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -86,10 +87,46 @@ def format_evaluation(res: dict) -> str:
     return "\n".join(lines)
 
 # %% ../nbs/40_commands.ipynb #c6e4dd32
+def _json_object(path: Path, writer: str, advice: str) -> dict:
+    "The JSON object in `path`, which `writer` wrote; else one line naming the file, what it holds and `advice`"
+    try: obj = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not valid JSON ({e}): {advice}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path} holds a JSON {type(obj).__name__}, not the object {writer} writes: {advice}")
+    return obj
+
+def _dataset_meta(folder: Path) -> dict:
+    "A dataset folder's `config.json`, checked to be the object `acd simulate` writes"
+    return _json_object(folder / "config.json", "`acd simulate`", "write dataset folders with `acd simulate`")
+
+def _load_folder(folder) -> DatasetSplits:
+    "`load_dataset(folder)` of a dataset folder whose `config.json` was checked first (it names a broken one)"
+    if (Path(folder) / "config.json").is_file(): _dataset_meta(Path(folder))
+    return load_dataset(folder)
+
+def every_series_seen(x: np.ndarray, steps: int | None = None) -> np.ndarray:
+    """`(B,)`: whether each sample of `x (B, N, T, D)` has a value of every series and feature; with `steps`, in its
+    first `steps` steps on two of them (what a model needs to see a series change, `prepare_series`) and after
+    them (a prediction to score): the parts `acd_nb.infer.evaluate` fills apart"""
+    seen = ~np.isnan(x)
+    if steps is None: return seen.any(2).all((1, 2))
+    first = seen[:, :, :steps]
+    ok = first.any(2).all((1, 2)) & (first.any(-1).sum(2) >= 2).all(1)
+    return ok & seen[:, :, steps:].any(2).all((1, 2)) if x.shape[2] > steps else ok
+
+def _scorable(x: np.ndarray, edges: np.ndarray, desc: str, steps: int) -> tuple[np.ndarray, np.ndarray, str]:
+    "The samples of `x`, `edges` that can be scored (`every_series_seen`), those left out counted in `desc`"
+    seen = every_series_seen(x, steps)
+    if seen.all(): return x, edges, desc
+    if not seen.any():
+        raise ValueError(f"{desc}: every sample has a series with too few observed values (two in its first {steps} "
+                         "steps, one after them): nothing to evaluate")
+    return x[seen], edges[seen], f"{desc} ({int((~seen).sum())} left out: a series with too few observed values)"
+
 def _folder_features(folder: Path) -> list[int] | None:
     "Simulator features kept in a dataset folder of `acd simulate` (None: all)"
-    meta = json.loads((folder / "config.json").read_text())
-    return meta.get("features")
+    return _dataset_meta(folder).get("features")
 
 def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None,
                     seed: int = 1) -> tuple[np.ndarray, np.ndarray, str]:
@@ -97,7 +134,7 @@ def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None
 
     From the dataset folder `data`, the run's test split, or a fresh simulation."""
     if data is not None:
-        ds = load_dataset(data)
+        ds = _load_folder(data)
         system = ds.config["sim"]["system"]
         if loaded.info["system"] not in (None, system):
             raise ValueError(f"{data} holds {system} data but model {loaded.name!r} was trained on "
@@ -106,20 +143,21 @@ def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None
         if kept is not None and kept != loaded.info["features"]:
             raise ValueError(f"{data} holds features {kept} of the simulator but model {loaded.name!r} was trained on "
                              f"{loaded.info['features']}")
-        raw = ds.normalizer.inverse_transform(ds.test["x"])
+        x_all, edges, desc = _scorable(ds.test["x"][:n_samples], ds.test["edges"][:n_samples], f"test split of {data}",
+                                       loaded.infer_steps)
+        raw = ds.normalizer.inverse_transform(x_all)
         prepare_series(loaded, raw[:, :, :loaded.infer_steps], name=f"the test split of {data}")  # features, length
         x_all = loaded.normalizer.transform(raw).astype(np.float32)  # full length: the rest is predicted
-        edges, desc = ds.test["edges"], f"test split of {data}"
     elif loaded.info["kind"] == "run":
         path = loaded.info["meta"].get("data_path")
         if path is None or not (Path(path) / "config.json").is_file():
             raise FileNotFoundError(f"the dataset of run {loaded.info['path']} ({path}) is gone: pass --data DIR")
-        test = load_dataset(path).test
-        x_all, edges, desc = test["x"], test["edges"], f"test split of {path}"
+        test = _load_folder(path).test
+        x_all, edges, desc = _scorable(test["x"][:n_samples], test["edges"][:n_samples], f"test split of {path}",
+                                       loaded.infer_steps)
     else:
         fresh = simulate_test_set(loaded, n_samples, seed)
-        x_all, edges, desc = fresh["x"], fresh["edges"], f"fresh simulation, seed {seed}"
-    if n_samples is not None: x_all, edges = x_all[:n_samples], edges[:n_samples]
+        x_all, edges, desc = _scorable(fresh["x"], fresh["edges"], f"fresh simulation, seed {seed}", loaded.infer_steps)
     return x_all, edges, f"{len(x_all)} samples, {desc}"
 
 # %% ../nbs/40_commands.ipynb #dc5dfa15
@@ -165,7 +203,14 @@ WRITTEN_BY_ACD = ".written-by-acd"  # marker in every folder `acd` writes, listi
 LOCK_FILE = ".acd.lock"             # locked (flock) by the one `acd` process writing the folder
 TRAIN_FILES = ("run.json", "last.pt", "best.pt", "history.json")  # what `acd train` writes into its --out
 DEMO_FILES = ("samples.png", "true_vs_inferred.png", "trajectories.png", "summary.json")  # what `acd demo` writes
-_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.(tmp|old)")  # acd_nb.core.atomic_path / atomic_folder's temporaries
+_TEMPORARY = re.compile(r"\.(.+)\.[a-z0-9_]{8}\.(tmp|old)")  # acd_nb.core.atomic_path / atomic_folder's temporaries
+
+def _own_temporary(name: str, listed: set[str]) -> bool:
+    """Whether `name` is a temporary of a file acd listed (or of its marker): a killed run's, acd's to remove
+
+    Any other name of that pattern (`.notes.20240101.old`) is the user's."""
+    temporary = _TEMPORARY.fullmatch(name)
+    return temporary is not None and temporary.group(1) in listed | {WRITTEN_BY_ACD}
 
 def mark_written(folder: Path, command: str, files=None):
     """Write `folder`'s marker: `files` (default: every file there), the only ones acd may replace or delete
@@ -207,12 +252,12 @@ def foreign_files(folder: Path, limit: int | None = None, listed: set[str] | Non
     found = []
     for root, dirs, files in os.walk(folder):
         rel = Path(root).relative_to(folder)
-        if marked or listed: dirs[:] = [d for d in dirs if rel != Path(".") or not _TEMPORARY.fullmatch(d)]
+        if marked or listed: dirs[:] = [d for d in dirs if rel != Path(".") or not _own_temporary(d, listed)]
         if not files and not dirs and rel != Path("."): found.append(f"{rel}/")
         for f in files:
             name = str(rel / f) if rel != Path(".") else f
             ours = (name in listed or name in (WRITTEN_BY_ACD, LOCK_FILE)
-                    or (rel == Path(".") and _TEMPORARY.fullmatch(f)))
+                    or (rel == Path(".") and _own_temporary(f, listed)))
             if not (ours and (marked or listed)): found.append(name)
         if limit is not None and len(found) >= limit: break
     return sorted(found)[:limit]
@@ -222,6 +267,9 @@ def _shown(names: list[str], limit: int = 3) -> str:
 
 def check_can_write(out: Path):
     "Refuse `--out` before any work if it is a file or cannot be created as a folder"
+    if out.is_symlink() and not out.exists():
+        raise FileNotFoundError(f"--out {out} is a symbolic link to {os.readlink(out)!r} that leads to no folder (its "
+                                "target is missing, or the links loop); point it at a folder or choose another --out")
     if out.exists() and not out.is_dir(): raise FileExistsError(f"--out {out} exists and is not a folder")
     existing = next(p for p in [out.absolute(), *out.absolute().parents] if p.exists())
     if not existing.is_dir(): raise NotADirectoryError(f"--out {out} cannot be created: {existing} is a file")
@@ -231,13 +279,7 @@ def check_can_write(out: Path):
 # %% ../nbs/40_commands.ipynb #b2c0ffee
 def _read_run_file(path: Path) -> dict:
     "A run's `run.json` as a dict; one line naming the file when it is not a JSON object"
-    try: run = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path} is not valid JSON ({e}): acd cannot resume this run; choose another --out") from None
-    if not isinstance(run, dict):
-        raise ValueError(f"{path} holds a JSON {type(run).__name__}, not the object `acd train` writes: acd cannot "
-                         "resume this run; choose another --out")
-    return run
+    return _json_object(path, "`acd train`", "acd cannot resume this run; choose another --out")
 
 def _run_listing(out: Path) -> set[str]:
     "The files `acd train` writes into a run folder, and the `eval_<method>.json` of `acd evaluate`"
@@ -255,10 +297,16 @@ def _unmarked_output(out: Path, command: str) -> bool:
         return isinstance(summary, dict) and {"acd_nb_version", "systems"} <= set(summary)
     return False
 
+def _resolved(path: Path, option: str) -> Path:
+    "`path.resolve()`; a loop of symbolic links on the way is one line naming the option and the path"
+    try: return path.resolve()
+    except (RuntimeError, OSError):  # RuntimeError up to Python 3.12, OSError (ELOOP) after
+        raise FileNotFoundError(f"{option} {path} leads into a loop of symbolic links; give a real path") from None
+
 def refuse_root_or_home(out: Path, command: str):
     "Refuse an `--out` that is a file, cannot be created, or is the root or the home folder"
     check_can_write(out)
-    resolved = out.resolve()
+    resolved = _resolved(out, "--out")
     if resolved in (Path(resolved.anchor), Path.home().resolve()):
         which = "root" if resolved == Path(resolved.anchor) else "home"
         raise FileExistsError(f"refusing --out {out}: it is the {which} folder; give acd a folder of its own, e.g. "
@@ -271,7 +319,7 @@ def check_out_folder(out: Path, command: str = "simulate", force: bool = False) 
     that `acd <command>` wrote and that holds nothing else; never the root or the home folder."""
     out = Path(out)
     refuse_root_or_home(out, command)
-    resolved = out.resolve()
+    resolved = _resolved(out, "--out")
     if not out.is_dir() or all(p.name == LOCK_FILE for p in out.iterdir()): return False  # new or empty
     marked = read_marker(out)
     if marked is None and _unmarked_output(out, command): return True
@@ -313,39 +361,69 @@ def _lock(folder: Path):
                                   f"{folder}; wait for it to finish or choose another --out") from None
         if path.exists() and os.stat(path).st_ino == os.fstat(f.fileno()).st_ino: break
         f.close()  # the file was removed between open and lock: lock the new one
-    f.seek(0); f.truncate(); f.write(f"{os.getpid()}\n"); f.flush()
+    try:
+        with name_full_disk(path):  # unbuffered: a write that failed is not tried again by close()
+            os.ftruncate(f.fileno(), 0); os.write(f.fileno(), f"{os.getpid()}\n".encode())
+    except OSError:  # a full disk: the lock file is ours to remove, as we hold it
+        path.unlink(missing_ok=True); f.close()
+        raise
     return f
 
+def _stamps(folder: Path, names) -> dict:
+    "What tells a rewritten file: `{name: (inode, size, mtime)}` of those of `names` that are files in `folder`"
+    return {n: (s.st_ino, s.st_size, s.st_mtime_ns) for n in names if (folder / n).is_file()
+            for s in [(folder / n).stat()]}
+
 @contextmanager
-def claim_out_folder(out, command: str, files=()):
+def claim_out_folder(out, command: str, files=(), resumable: bool = False):
     """Hold `out` for `acd <command>`: checked (`check_out_folder`), created, locked and marked with `files`
 
     Yields whether it held that command's earlier output. A second acd process is refused while the first
-    holds the folder. Temporary files of a killed acd run are removed. A folder left holding nothing
-    that the marker lists (the run failed before writing) is put back as it was."""
+    holds the folder. Temporary files of a killed acd run are removed. A run that fails (an error, Ctrl-C)
+    removes the outputs the marker lists, unless `resumable` (`acd train`'s checkpoints, which a rerun resumes).
+    A folder where acd wrote nothing (the run failed before writing, or refused an unmarked run's files) is put
+    back as it was: no marker claims the user's files, no lock, no folder it created."""
     out = Path(out)
     check_out_folder(out, command)  # before creating anything: a user's folder is never touched
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    lock, marked = _lock(out), False
+    lock, marked, done = None, False, False
     try:
+        lock = _lock(out)
         earlier = check_out_folder(out, command)  # again under the lock: another run may have written meanwhile
-        for p in out.iterdir():
-            if _TEMPORARY.fullmatch(p.name) and (earlier or read_marker(out)):  # left by a killed acd run
-                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
         had_marker = read_marker(out) is not None
         if had_marker: add_written(out, files)
         else: mark_written(out, command, files)
-        marked = True
+        marked, listed = True, read_marker(out)[1]
+        before = _stamps(out, listed)
+        for p in out.iterdir():
+            if _own_temporary(p.name, listed):  # left by a killed acd run
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
         yield earlier
+        done = True
     finally:
+        if marked and not done and not resumable: remove_earlier_outputs(out, [])  # no partial outputs
+        if marked:
+            listed = read_marker(out)[1]
+            if not _stamps(out, listed) or (not had_marker and _stamps(out, listed) == before):
+                (out / WRITTEN_BY_ACD).unlink(missing_ok=True)  # it would claim nothing, or the user's files
         if lock is not None: (out / LOCK_FILE).unlink(missing_ok=True)  # still held: a waiting run locks a new file
-        if marked and not had_marker and not any((out / f).exists() for f in read_marker(out)[1]):
-            (out / WRITTEN_BY_ACD).unlink(missing_ok=True)
-            if created and not any(out.iterdir()): out.rmdir()
+        if created and not any(out.iterdir()): out.rmdir()
         if lock is not None: lock.close()
 
 # %% ../nbs/40_commands.ipynb #52807eac
+def refuse_unobserved(data: DatasetSplits, what: str, advice: str):
+    """Refuse data with a split in which no sample has a value of every series (`every_series_seen`): nothing there
+    to train on (its statistics are NaN) or to evaluate, so it is refused before either, in one line saying `what`
+    and `advice`"""
+    for split in SPLITS:
+        x = getattr(data, split)["x"]
+        if not every_series_seen(x).any():
+            never = int(np.isnan(x).all(2).any(-1).sum())
+            raise ValueError(f"{what}: no sample of the {split} split has a value of every series ({never} of its "
+                             f"{x.shape[0] * x.shape[1]} series have none); acd can neither train on it nor evaluate "
+                             f"it: {advice}")
+
 def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, noise: float = 0.0, n_nodes: int = 5,
                      features: list[int] | None = None, export: int = 0, force: bool = False, missing_rate: float = 0.0,
                      missing_kind: str = "values", gap_length: float = 5.0, **sizes) -> Path:
@@ -371,6 +449,8 @@ def simulate_dataset(system: str, out_dir, preset: str = "ci", seed: int = 0, no
     out = Path(out_dir)
     check_out_folder(out, "simulate", force)
     data = load_dataset(cfg)
+    refuse_unobserved(data, f"--missing-rate {missing_rate:g} ({missing_kind})",
+                      "use a lower --missing-rate, or longer series")
     norm = _select_features(data.normalizer, features)
     with atomic_folder(out) as tmp:
         for split in SPLITS:
@@ -393,7 +473,9 @@ def train_on_folder(data_dir, preset: str = "cpu", out_dir=None, seed: int = 0, 
     from acd_nb.train import train_dataset
     data_dir = Path(data_dir)
     if not data_dir.is_dir(): raise FileNotFoundError(f"dataset folder {data_dir} not found")
-    return train_dataset(load_dataset(data_dir), preset, out_dir, seed, model, train, threads,
+    data = _load_folder(data_dir)
+    refuse_unobserved(data, f"dataset folder {data_dir}", "simulate it again with a lower --missing-rate")
+    return train_dataset(data, preset, out_dir, seed, model, train, threads,
                          run_info={"features": _folder_features(data_dir)})
 
 # %% ../nbs/40_commands.ipynb #a2242043
@@ -455,10 +537,12 @@ def _sample_names(sources: list[str]) -> list[str]:
 def memory_limit() -> float:
     "Bytes `acd infer` may use: `$ACD_MEMORY_GB` gigabytes, else 80% of the memory available now"
     if os.environ.get("ACD_MEMORY_GB"):
-        try: return float(os.environ["ACD_MEMORY_GB"]) * 2 ** 30
-        except ValueError:
-            raise ValueError(f"ACD_MEMORY_GB must be a number of gigabytes, got {os.environ['ACD_MEMORY_GB']!r}"
-                             ) from None
+        text = os.environ["ACD_MEMORY_GB"]
+        try: gb = float(text)
+        except ValueError: gb = float("nan")
+        if not 0 < gb < float("inf"):  # nan, inf (1e400) and limits of nothing would make every batch size NaN or 0
+            raise ValueError(f"ACD_MEMORY_GB must be a positive, finite number of gigabytes, got {text!r}")
+        return gb * 2 ** 30
     try:
         with open("/proc/meminfo") as f: info = dict(line.split(":", 1) for line in f if ":" in line)
         available = int(info["MemAvailable"].split()[0]) * 1024
@@ -533,10 +617,10 @@ def _series_items(inputs: list) -> list:
 
 def _check_out_is_not_input(out: Path, inputs: list):
     "Refuse an `--out` that is, or holds, an input: a rerun would read acd's outputs as recordings"
-    target = out.resolve()
+    target = _resolved(out, "--out")
     for item in inputs:
         if not isinstance(item, (str, Path)): continue
-        path = Path(item).resolve()
+        path = _resolved(Path(item), "--input")
         if path == target:
             raise ValueError(f"--out {out} is the input folder {item}: acd would read its outputs as recordings; "
                              f"choose another --out, e.g. {Path(item) / 'graphs'}")
@@ -600,8 +684,10 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         notes.append(f"--stride {stride} is not used: model {loaded.name!r} has a CNN encoder, which reads the whole "
                      "recording")
         stride = None
-    for k, item in enumerate(_series_items(inputs)):
+    items = tqdm(_series_items(inputs), desc="reading", unit="recording", disable=not progress, leave=False)
+    for k, item in enumerate(items):  # a long recording takes minutes to prepare: the bar names it meanwhile
         label = Path(item).name if isinstance(item, (str, Path)) else f"input {k}"
+        items.set_postfix_str(label, refresh=True)
         try: model, x, series, found = _load_recording(loaded, item, label, method, time_column, limit, stride)
         except RECORDING_ERRORS as e:
             message = " ".join(str(e).split()) or type(e).__name__
@@ -631,7 +717,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         for note in notes:
             if verbose: print(note if note.startswith("warning: ") else f"note: {note}")
         written = []
-        for group in groups.values():
+        for group in tqdm(groups.values(), desc="inferring", unit="shape", disable=not progress, leave=False):
             model, x = group[0][0], np.concatenate([x for _, x, _, _ in group])
             batch = max(1, min(512, int(limit // check_memory(model, x.shape, method, "input", limit, stride))))
             probs = infer(model.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress,

@@ -9,6 +9,7 @@ Docs: https://acd-nb.github.io/acd_nb/core.html.md"""
 from __future__ import annotations
 
 import ast
+import errno
 import json
 import math
 import os
@@ -27,8 +28,8 @@ import torch
 # %% auto #0
 __all__ = ['ISA_WITHOUT_BF16', 'PRESETS', 'SYSTEM_PRESETS', 'offdiag_pairs', 'n_nodes_from_edges', 'matrix_to_edges',
            'edges_to_matrix', 'check_series', 'seed_everything', 'get_device', 'native_bf16', 'compute_dtype',
-           'processor_name', 'precision_info', 'data_dir', 'netsim_dir', 'umask_mode', 'atomic_path', 'atomic_folder',
-           'to_json_safe', 'write_json', 'Preset', 'get_preset', 'as_list']
+           'processor_name', 'precision_info', 'data_dir', 'netsim_dir', 'umask_mode', 'name_full_disk', 'atomic_path',
+           'atomic_folder', 'to_json_safe', 'write_json', 'Preset', 'get_preset', 'as_list']
 
 # %% ../nbs/00_core.ipynb #41e8c90b
 def offdiag_pairs(n_nodes: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -183,6 +184,15 @@ def umask_mode(folder: bool = False) -> int:
     return (0o777 if folder else 0o666) & ~mask
 
 @contextmanager
+def name_full_disk(path: Path):
+    "A full disk met while writing `path` names it: a failed write() or flush() names no file"
+    try: yield
+    except OSError as e:
+        if e.filename is None and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise OSError(e.errno, e.strerror, str(path)) from e
+        raise
+
+@contextmanager
 def atomic_path(path, overwrite: bool = True):
     """Yield a temporary path beside `path`, renamed onto `path` on success
 
@@ -193,7 +203,7 @@ def atomic_path(path, overwrite: bool = True):
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        yield Path(tmp)
+        with name_full_disk(path): yield Path(tmp)
         os.chmod(tmp, umask_mode())
         os.replace(tmp, path)
     finally:
@@ -209,7 +219,7 @@ def atomic_folder(path, overwrite: bool = True):
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
-        yield tmp
+        with name_full_disk(path): yield tmp
         os.chmod(tmp, umask_mode(folder=True))
         if path.exists():
             old = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old"))

@@ -99,7 +99,8 @@ def posterior_health(scores, margin: float = 0.01) -> dict:
 def mse_per_horizon(preds, targets) -> np.ndarray:
     """MSE per prediction step `(horizon,)` of `(B, N, horizon, D)` predictions
 
-    Averaged over samples, nodes and features; targets that are NaN (missing values) are left out."""
+    Averaged over samples, nodes and features; targets that are NaN (missing values) are left out, and a step
+    with no observed target is `nan` (`acd evaluate` scores what exists)."""
     preds, targets = _to_numpy(preds, "preds"), _to_numpy(targets, "targets")
     if preds.shape != targets.shape:
         raise ValueError(f"preds shape {preds.shape} does not match targets shape {targets.shape}")
@@ -108,8 +109,11 @@ def mse_per_horizon(preds, targets) -> np.ndarray:
     if not (np.isfinite(preds).all() and not np.isinf(targets).any()):
         raise ValueError("preds contain NaN or infinite values, or targets infinite ones")
     if not np.isnan(targets).any(): return ((preds - targets) ** 2).mean(axis=(0, 1, 3))
-    if np.isnan(targets).all(axis=(0, 1, 3)).any(): raise ValueError("a prediction step has no observed target")
-    return np.nanmean((preds - targets) ** 2, axis=(0, 1, 3))
+    empty = np.isnan(targets).all(axis=(0, 1, 3))
+    if not empty.any(): return np.nanmean((preds - targets) ** 2, axis=(0, 1, 3))
+    mse = np.full(len(empty), np.nan)
+    mse[~empty] = np.nanmean((preds - targets)[:, :, ~empty] ** 2, axis=(0, 1, 3))  # nanmean of nothing warns
+    return mse
 
 # %% ../nbs/03_metrics.ipynb #2055375e
 def mean_ci(values, confidence: float = 0.95) -> tuple[float, float]:

@@ -324,7 +324,7 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
     if t < max(loaded.min_steps, 3):  # first: too few rows also hide the features derived from them
         need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads {cfg.n_steps} at once; longer recordings "
                 "are read in windows)" if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
-        raise ValueError(f"{name} has {t} time steps but model {loaded.name!r} needs {need}")
+        raise ValueError(f"{name} has {t} time step{'s' * (t != 1)} but model {loaded.name!r} needs {need}")
     missing = np.isnan(x)
     if missing.any():
         readings = (~missing).any(-1).sum(2)  # (B, N): steps with a recorded value, per series

@@ -302,7 +302,7 @@ BAD = {  # case -> (argv from the work folder and a temp folder, words the one-l
     "run.json a list": (lambda w, t: _train_into(w, _run_json(t, "[1, 2]")), "run.json holds a JSON list, not the object"),
     # issue 33, case 9: messages that say what is wrong, naming the file
     "one-row csv": (lambda w, t: _kuramoto(t, _file(t / "one.csv", "a,b,c\n0.1,0.2,0.3\n")),
-                    "one.csv has 1 time steps but model 'kuramoto' needs at least 14 time steps"),
+                    "one.csv has 1 time step but model 'kuramoto' needs at least 14 time steps"),
     "two-row csv": (lambda w, t: _kuramoto(t, _file(t / "two.csv", "a,b,c\n0.1,0.2,0.3\n0.2,0.1,0.0\n")),
                     "two.csv has 2 time steps"),
     "npz without samples": (lambda w, t: _kuramoto(t, _file(t / "zero.npz", np.zeros((0, 5, 49, 4)))),

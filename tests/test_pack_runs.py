@@ -168,3 +168,75 @@ def test_run_folders_at_any_depth(trained, tmp_path):
     again = subprocess.run(TOOL + ["--unpack", str(tmp_path / "n.tar.1of1"), "--into", str(tmp_path / "here")],
                            capture_output=True, text=True)
     assert again.returncode != 0 and "variant/a_seed0" in again.stderr  # never overwritten
+
+
+def crafted_tar() -> bytes:
+    """The tarfile filter bypass fixed in Python 3.11.13 (the machines run 3.11.7): 16 nested 247-character folders
+    reached through one-letter links, a 254-character link 16 levels back up, a link `escape` through it and a file
+    `escape/pwned.txt`, which `extractall(filter="data")` writes beside the target folder"""
+    import io, tarfile
+    long, steps, path, buffer = "d" * 247, "abcdefghijklmnop", "", io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        def add(name, kind, link="", data=b""):
+            info = tarfile.TarInfo(name); info.type, info.linkname, info.size = kind, link, len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for step in steps:
+            add(path + long, tarfile.DIRTYPE); add(path + step, tarfile.SYMTYPE, long)
+            path += long + "/"
+        up = "/".join(steps) + "/" + "l" * 254
+        add(up, tarfile.SYMTYPE, "../" * len(steps))
+        add("escape", tarfile.SYMTYPE, up + "/..")
+        add("escape/pwned.txt", tarfile.REGTYPE, data=b"pwned\n")
+    return buffer.getvalue()
+
+
+def _tar(members) -> bytes:
+    "A tar of `(name, type, link, data)` members"
+    import io, tarfile
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, kind, link, data in members:
+            info = tarfile.TarInfo(name); info.type, info.linkname, info.size = kind, link, len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_unpack_writes_only_run_files_inside_into(trained, tmp_path):
+    "Issue 51, S1: links, special members and paths out of --into refuse the whole tar in one line, nothing written."
+    import argparse, io, tarfile
+    sys.path.insert(0, str(ROOT / "tools"))
+    from pack_runs import unpack
+    root, _ = trained
+    last = (root / "runs" / "a_seed0" / "last.pt").read_bytes()
+    pickled = io.BytesIO(); torch.save({"model": {}, "config": argparse.Namespace(a=1)}, pickled)
+    file, sym = tarfile.REGTYPE, tarfile.SYMTYPE
+    cases = {  # tar -> what the one line says
+        "crafted": (crafted_tar(), f"refusing to unpack it, {'d' * 247!r} is a folder; nothing written"),
+        "links only": (_tar([("escape", sym, "..", b""), ("escape/run.json", file, "", b"{}")]),
+                       "'escape' is a link (to '..')"),
+        "up": (_tar([("../r/run.json", file, "", b"{}")]), "'../r/run.json' is a path that leaves the runs folder"),
+        "absolute": (_tar([("/tmp/r/run.json", file, "", b"{}")]), "is a path that leaves the runs folder"),
+        "hard link": (_tar([("r/run.json", file, "", b"{}"), ("r/last.pt", tarfile.LNKTYPE, "r/run.json", b"")]),
+                      "'r/last.pt' is a link (to 'r/run.json')"),
+        "device": (_tar([("r/last.pt", tarfile.CHRTYPE, "", b"")]), "is a device, pipe, sparse or other special file"),
+        "not a run file": (_tar([("r/pwned.sh", file, "", b"rm -rf ~")]), "'r/pwned.sh' is not one of a run folder's files"),
+        "twice": (_tar([("r/last.pt", file, "", last), ("r/last.pt", file, "", last)]), "'r/last.pt' is in the tar twice"),
+        "pickled": (_tar([("r/last.pt", file, "", last), ("r/best.pt", file, "", pickled.getvalue())]),
+                    "r/best.pt: not a checkpoint pack_runs reads (it holds pickled objects, which could run code when "
+                    "loaded); nothing written"),
+    }
+    pieces = []
+    for case, (data, said) in cases.items():
+        pieces.append(tmp_path / f"{case}.tar.1of1"); pieces[-1].write_bytes(data)
+        with pytest.raises(SystemExit) as refused: unpack([pieces[-1]], tmp_path / "into")
+        assert said in str(refused.value) and "\n" not in str(refused.value), (case, refused.value)
+        assert sorted(tmp_path.iterdir()) == sorted(pieces), case  # no --into, nothing beside it
+    (tmp_path / "into").mkdir(); (tmp_path / "into" / "group").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "g.tar.1of1").write_bytes(_tar([("group/r/last.pt", file, "", last)]))
+    with pytest.raises(SystemExit, match="lead out of .* \\(a symbolic link on the way\\)"):
+        unpack([tmp_path / "g.tar.1of1"], tmp_path / "into")
+    assert not (tmp_path / "elsewhere").exists()
+    res = subprocess.run(TOOL + ["--unpack", str(tmp_path / "crafted.tar.1of1"), "--into", str(tmp_path / "cli")],
+                         capture_output=True, text=True)  # as a user runs it: exit 1, one line
+    assert res.returncode == 1 and res.stderr.count("\n") == 1 and "is a folder; nothing written" in res.stderr
+    assert not (tmp_path / "cli").exists() and not list(tmp_path.rglob("pwned.txt"))

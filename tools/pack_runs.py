@@ -25,6 +25,12 @@ than `--max-pieces` pieces, less travels, with a warning naming what is lost, on
 Where even that does not fit, nothing is written. (A report's evaluation runs where it trained, from the weights as
 they are: what is rounded here is what the runs are resumed or evaluated from later.)
 
+Unpacking reads and checks every tar in memory before it writes anything, and writes only what a run folder holds:
+`<run>/<one of run.json, history.json, best.pt, last.pt>`, regular files (4 GiB in all), each checkpoint loaded with
+`weights_only=True`. A link, a folder, a device, a path with `..` or from `/`, a file twice, or a run folder reached
+through a link out of `--into` refuses the whole tar in one line: `extractall(filter="data")` alone let links through
+on Python 3.11.7 (the tarfile filter bypass fixed in 3.11.13).
+
 usage: python tools/pack_runs.py RUNS_DIR DEST_PREFIX [--max-mib 16] [--max-pieces 5]  -> DEST_PREFIX.tar.<k>of<n>
        python tools/pack_runs.py --unpack PIECE... --into RUNS_DIR
 """
@@ -72,6 +78,19 @@ def _saved(obj) -> bytes:
     return buffer.getvalue()
 
 
+def _checkpoint(data: bytes, name: str) -> dict:
+    """The checkpoint in `data` (from `name`), loaded with `weights_only=True`; one that does not load so (a pickle that
+    could run code when loaded, or no checkpoint at all) is one line, without torch's advice to load it anyway"""
+    try: ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises UnpicklingError, RuntimeError, EOFError... for what it cannot read
+        reason = ("it holds pickled objects, which could run code when loaded" if "Weights only load failed" in str(e)
+                  else " ".join(str(e).split()[:20]) or type(e).__name__)
+        raise SystemExit(f"{name}: not a checkpoint pack_runs reads ({reason}); nothing written") from None
+    if not isinstance(ckpt, dict):
+        raise SystemExit(f"{name}: not a checkpoint pack_runs reads (a {type(ckpt).__name__}); nothing written")
+    return ckpt
+
+
 def _same_weights(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
@@ -82,7 +101,7 @@ def packed_run(run: Path, last_state: str | None = "all", rounded: bool = False,
     (default: its parent); `last_state`: what of `last.pt`'s optimiser state travels, `rounded`: the weights in bf16
     (see `LEVELS`)"""
     folder = run.relative_to(run.parent if runs is None else runs).as_posix()
-    last = torch.load(run / "last.pt", map_location="cpu", weights_only=True) if last_state else None
+    last = _checkpoint((run / "last.pt").read_bytes(), str(run / "last.pt")) if last_state else None
     files = []
     for name in KEEP:
         path = run / name
@@ -91,7 +110,7 @@ def packed_run(run: Path, last_state: str | None = "all", rounded: bool = False,
             packed = moments_in_bf16(last, keep_first=last_state == "all")
             data = _saved({**packed, "model": _rounded(last["model"]), ROUNDED: True} if rounded else packed)
         elif name == "best.pt" and (last_state or rounded):
-            best = torch.load(path, map_location="cpu", weights_only=True)
+            best = _checkpoint(path.read_bytes(), str(path))
             if last_state and _same_weights(best["model"], last["model"]):
                 data = _saved({**{k: v for k, v in best.items() if k != "model"}, WEIGHTS_FROM_LAST: True})
             elif rounded: data = _saved({**best, "model": _rounded(best["model"]), ROUNDED: True})
@@ -165,31 +184,81 @@ def joined(pieces: list[Path]) -> dict[str, bytes]:
     return out
 
 
+MAX_BYTES = 2 ** 32  # of files in one tar: pack's pieces hold about 100 MiB (a run at the paper's sizes about 40 MiB)
+
+
+def _member_problem(member: tarfile.TarInfo, room: int) -> str | None:
+    "What keeps `member` from being a run folder's file (`<run>/<one of KEEP>`, a regular file within `room` bytes)"
+    if member.issym() or member.islnk(): return f"a link (to {member.linkname!r})"
+    if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE):  # a sparse file too: pack writes none, it could be huge
+        return "a folder" if member.isdir() else "a device, pipe, sparse or other special file"
+    parts = member.name.split("/")
+    if member.name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return "a path that leaves the runs folder (absolute, empty, '.' or '..' parts)"
+    if len(parts) < 2 or parts[-1] not in KEEP: return f"not one of a run folder's files ({', '.join(KEEP)})"
+    if member.size > room: return f"beyond the {MAX_BYTES / 2**30:g} GiB a packed tar holds"
+    return None
+
+
+def _runs_in(prefix: str, data: bytes) -> dict[str, dict[str, bytes]]:
+    """The run folders of one packed tar, read in memory: `{folder: {file: bytes}}`; any member that is not a run
+    folder's regular file (a link, a folder, a device, a path leaving the runs folder, a name twice) refuses it all"""
+    runs, room = {}, MAX_BYTES
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for member in tar:
+                problem = _member_problem(member, room)
+                folder, _, name = member.name.rpartition("/")
+                if problem is None and name in runs.get(folder, {}): problem = "in the tar twice"
+                if problem: raise SystemExit(f"{prefix}.tar: refusing to unpack it, {member.name!r} is {problem}; "
+                                             "nothing written")
+                runs.setdefault(folder, {})[name] = tar.extractfile(member).read()
+                room -= member.size
+    except (tarfile.TarError, EOFError, OSError) as e:
+        raise SystemExit(f"{prefix}.tar: not a tar pack_runs wrote ({e}); nothing written") from None
+    return runs
+
+
+def _whole(files: dict[str, bytes], where: str) -> dict[str, bytes]:
+    "A packed run's files made whole: `last.pt`'s first moments and float32 weights, `best.pt`'s weights if shared"
+    files = dict(files)
+    last = _checkpoint(files["last.pt"], f"{where}/last.pt") if "last.pt" in files else None
+    try:
+        if last is not None and (last.get(RESTARTED) or last.get(ROUNDED)):
+            for state in last["optimizer"]["state"].values():  # Adam's first moments start again from zero
+                state.setdefault("exp_avg", torch.zeros_like(state["exp_avg_sq"]))
+            last["model"] = _float32(last["model"])
+            files["last.pt"] = _saved(last)
+        if "best.pt" in files:
+            best = _checkpoint(files["best.pt"], f"{where}/best.pt")
+            if best.pop(WEIGHTS_FROM_LAST, False):
+                if last is None: raise KeyError("last.pt, whose weights it shares")
+                files["best.pt"] = _saved({**best, "model": last["model"],
+                                           **({ROUNDED: True} if last.get(ROUNDED) else {})})
+            elif best.get(ROUNDED): files["best.pt"] = _saved({**best, "model": _float32(best["model"])})
+    except (KeyError, TypeError, AttributeError) as e:
+        raise SystemExit(f"{where}: not a run pack_runs packed (no {e}); nothing written") from None
+    return files
+
+
 def unpack(pieces: list[Path], into: Path):
     """Extract packed run folders into `into`, each `best.pt` and `last.pt` made whole; a run folder that exists is
-    refused, never overwritten."""
-    tars = joined(pieces)
-    into.mkdir(parents=True, exist_ok=True)
-    for prefix, data in tars.items():
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            names = sorted({Path(m.name).parent.as_posix() for m in tar.getmembers() if m.isfile()})
-            taken = [n for n in names if (into / n).exists()]
-            if taken: raise SystemExit(f"{prefix}.tar: {into} already holds {taken}; remove them or unpack elsewhere")
-            tar.extractall(into, filter="data")
-        for name in names:
-            last_path, best_path = into / name / "last.pt", into / name / "best.pt"
-            last = torch.load(last_path, map_location="cpu", weights_only=True) if last_path.exists() else None
-            if last is not None and (last.get(RESTARTED) or last.get(ROUNDED)):
-                for state in last["optimizer"]["state"].values():  # Adam's first moments start again from zero
-                    state.setdefault("exp_avg", torch.zeros_like(state["exp_avg_sq"]))
-                last["model"] = _float32(last["model"])
-                torch.save(last, last_path)
-            if not best_path.exists(): continue
-            best = torch.load(best_path, map_location="cpu", weights_only=True)
-            if best.pop(WEIGHTS_FROM_LAST, False):
-                torch.save({**best, "model": last["model"], **({ROUNDED: True} if last.get(ROUNDED) else {})}, best_path)
-            elif best.get(ROUNDED): torch.save({**best, "model": _float32(best["model"])}, best_path)
-        print(f"{prefix}.tar -> {into}/{', '.join(names)}")
+    refused, never overwritten. Every tar is read and checked in memory before anything is written: only run folders'
+    regular files travel (see `_runs_in`), never a link, nor a path outside `into`."""
+    runs = {}
+    for prefix, data in joined(pieces).items():
+        found = {folder: _whole(files, f"{prefix}.tar: {folder}") for folder, files in _runs_in(prefix, data).items()}
+        taken = [n for n in found if (into / n).exists() or n in runs]
+        if taken: raise SystemExit(f"{prefix}.tar: {into} already holds {taken}; remove them or unpack elsewhere")
+        outside = [n for n in found if not (into / n).resolve().is_relative_to(into.resolve())]  # through a link there
+        if outside: raise SystemExit(f"{prefix}.tar: {[into / n for n in outside]} lead out of {into} (a symbolic link "
+                                     "on the way); unpack elsewhere")
+        runs.update({n: (prefix, files) for n, files in found.items()})
+    for name, (prefix, files) in sorted(runs.items()):
+        (into / name).mkdir(parents=True)
+        for file, data in files.items(): (into / name / file).write_bytes(data)
+    for prefix in dict.fromkeys(prefix for prefix, _ in runs.values()):
+        print(f"{prefix}.tar -> {into}/{', '.join(n for n, (p, _) in sorted(runs.items()) if p == prefix)}")
 
 
 def main():
