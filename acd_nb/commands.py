@@ -26,9 +26,10 @@ import pandas as pd
 
 from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, seed_everything, to_json_safe, write_json
-from .data import SERIES_FILES, SPLITS, DatasetConfig, Normalizer, load_dataset, load_series
+from .data import SPLITS, DatasetConfig, Normalizer, load_dataset
 from .infer import encoder_window, window_starts, window_stride
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
+from .recordings import load_series, series_files
 from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
                                model_for_features, pretrained_path, prepare_series,
                                simulate_test_set)
@@ -525,10 +526,7 @@ class RecordingsFailed(ValueError):
 def _series_items(inputs: list) -> list:
     "What `inputs` stand for, one recording each: the series files of a single folder in name order, else `inputs`"
     if len(inputs) == 1 and isinstance(inputs[0], (str, Path)) and Path(inputs[0]).is_dir():
-        folder = Path(inputs[0])
-        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in SERIES_FILES and p.is_file())
-        if not files: raise FileNotFoundError(f"folder {folder} holds no {', '.join(SERIES_FILES)} files")
-        return files
+        return series_files(inputs[0])  # links, fifos and devices among them are named when read
     return inputs
 
 def _check_out_is_not_input(out: Path, inputs: list):
