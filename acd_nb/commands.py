@@ -164,7 +164,7 @@ def _export_samples(folder: Path, test: dict, norm: Normalizer, n: int):
 # %% ../nbs/40_commands.ipynb #2ec24a01
 WRITTEN_BY_ACD = ".written-by-acd"  # marker in every folder `acd` writes, listing the files it wrote there
 LOCK_FILE = ".acd.lock"             # locked (flock) by the one `acd` process writing the folder
-TRAIN_FILES = ("run.json", "last.pt", "best.pt", "history.json")  # what `acd train` writes into its --out
+TRAIN_FILES = ("run.json", "last.pt", "best.pt", "history.json", "card.md")  # what `acd train` writes into its --out
 DEMO_FILES = ("samples.png", "true_vs_inferred.png", "trajectories.png", "summary.json")  # what `acd demo` writes
 _TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.(tmp|old)")  # acd_nb.core.atomic_path / atomic_folder's temporaries
 
