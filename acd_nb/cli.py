@@ -129,6 +129,8 @@ def _add_infer(sub):
                      help="write the edge tables only, no PNG per sample (faster for many series)")
     inf.add_argument("--stride", type=int, help="steps between the windows in which an MLP encoder reads a recording "
                      "longer than its window (default: half the window; at most the window)")
+    inf.add_argument("--shared", action="store_true", help="one graph for the whole collection, which shares it: the "
+                     "decoder and one q(z) fitted to all recordings (the paper's Netsim protocol); --tta-steps, --tta-lr")
 
 def _add_evaluate(sub):
     ev = sub.add_parser("evaluate", help="score a model: AUROC, accuracy and prediction MSE with 95%% CIs")
@@ -227,6 +229,7 @@ def _infer(args):
     from acd_nb.commands import infer_files
     from acd_nb.pretrained import load_model
     loaded = load_model(_model_source(args))
+    if args.shared: return _infer_shared(args, loaded)
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
                           figures=not args.no_figures, stride=args.stride)
     for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
@@ -273,6 +276,10 @@ def _train_recordings(args, model: dict, train: dict):
           f"validated on {len(data['valid_files'])} held out: {history[-1]['epoch'] if history else 0} epochs in "
           f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation NLL "
           f"{best.get('valid_nll', float('nan')):.5g}): {Path(args.out) / 'best.pt'}; card: {Path(args.out) / 'card.md'}")
+
+def _infer_shared(args, loaded):
+    from acd_nb.commands import infer_shared
+    infer_shared(loaded, args.input, args.out, args.time_column, tta_steps=args.tta_steps, tta_lr=args.tta_lr)
 
 # %% ../nbs/42_cli.ipynb #65cc6051
 COMMANDS = {"demo": _demo, "simulate": _simulate, "train": _train, "infer": _infer, "evaluate": _evaluate}

@@ -1067,7 +1067,7 @@ def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str]:
     """The model a run on recordings starts from: a run or model folder, or `pretrained:NAME`; and how it is named
 
     Its config is kept (features must match); where the recordings have gaps it learns to read the mask too."""
-    from .pretrained import load_model  # pretrained builds on this module
+    from acd_nb.pretrained import load_model  # pretrained builds on this module
     source = str(init)
     loaded = load_model(source.removeprefix("pretrained:")) if source.startswith("pretrained:") else load_model(Path(init))
     if loaded.n_features != n_features:

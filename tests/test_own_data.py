@@ -259,3 +259,14 @@ def test_a_time_column_beside_series_features_is_told(trained, tmp_path, capsys)
     code, err = _infer_err(root / "run", tmp_path / "clock.csv", tmp_path / "o", capsys)
     assert code == 2 and "column 'time' beside the <series>.<feature> columns looks like the time" in err, err
     assert "--time-column time" in err and "name the columns <series>.<feature>" not in err, err
+
+
+def test_one_graph_for_a_collection_with_shared(trained, tmp_path, capsys):
+    "--shared: the decoder and one q(z) fitted to every recording (the Netsim protocol), one matrix for all."
+    root, _ = trained
+    assert main(["infer", "--model", str(root / "run"), "--input", str(root / "recs"), "--out", str(tmp_path / "one"),
+                 "--shared", "--tta-steps", "2"]) == 0
+    assert "one graph for 6 recording(s)" in capsys.readouterr().out
+    table = pd.read_csv(tmp_path / "one" / "collection_edges.csv", index_col=0)
+    assert list(table.index) == NAMES and np.allclose(np.diag(table.to_numpy()), 0)
+    assert json.loads((tmp_path / "one" / "summary.json").read_text())["method"] == "shared"
