@@ -22,7 +22,7 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'MAX_TTA_STEPS', 'COMMANDS', 'SOME_FAILED', 'main']
+__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'MAX_TTA_STEPS', 'RECORDINGS_ONLY', 'COMMANDS', 'SOME_FAILED', 'main']
 
 # %% ../nbs/42_cli.ipynb #90727589
 # offered without importing the library (see above); the cell below checks them against acd_nb.sims, .core and .data
@@ -90,7 +90,8 @@ def _add_train(sub):
     train = sub.add_parser("train", help="train ACD on simulated data or a dataset folder (rerun to resume)")
     source = train.add_mutually_exclusive_group(required=True)
     source.add_argument("--sim", choices=SYSTEM_NAMES, help="simulated system (dataset from the preset)")
-    source.add_argument("--data", help="dataset folder written by `acd simulate`")
+    source.add_argument("--data", nargs="+", help="dataset folder written by `acd simulate`, or a user's recordings: "
+                        "a folder or files (.csv, .npy, .npz), no labels needed")
     train.add_argument("--preset", default="cpu", help=f"one of {list(PRESET_NAMES)} (default: cpu)")
     train.add_argument("--out", required=True, help="run folder: checkpoints, history, run.json; new, empty, or "
                        "a run of the same configuration to resume")
@@ -104,6 +105,21 @@ def _add_train(sub):
     train.add_argument("--minutes", type=_number(0, above=True),
                        help="wall-clock training budget (default: the preset's)")
     train.add_argument("--threads", type=int, help="torch CPU threads")
+    _add_recordings_options(train)
+
+# %% ../nbs/42_cli.ipynb #903e1303
+def _add_recordings_options(train):
+    "The options of `acd train --data` on a user's recordings (not a dataset folder of `acd simulate`)"
+    rec = train.add_argument_group("a user's recordings (--data: files or a folder of .csv/.npy/.npz, no labels)")
+    rec.add_argument("--time-column", help="name of a CSV time column to drop (checked to increase)")
+    rec.add_argument("--window", type=_number(2, kind=int), help="time steps per training window (default: the preset's, 49)")
+    rec.add_argument("--stride", type=_number(1, kind=int), help="steps between the windows cut from a recording (default: half a window)")
+    rec.add_argument("--hold-out", default="0.2",
+                     help="recordings held out for validation: a share (default 0.2) or a count; 'time': the last "
+                          "fifth of every recording instead")
+    rec.add_argument("--patience", type=_number(1, kind=int),
+                     help="stop after this many epochs without a lower validation loss (default 20)")
+    rec.add_argument("--init", help="start from a trained model: a run or model folder, or pretrained:NAME")
 
 # %% ../nbs/42_cli.ipynb #0a71cd8c
 def _add_model_args(p):
@@ -134,6 +150,8 @@ def _add_infer(sub):
                      help="write the edge tables only, no PNG per sample (faster for many series)")
     inf.add_argument("--stride", type=int, help="steps between the windows in which an MLP encoder reads a recording "
                      "longer than its window (default: half the window; at most the window)")
+    inf.add_argument("--shared", action="store_true", help="one graph for the whole collection, which shares it: the "
+                     "decoder and one q(z) fitted to all recordings (the paper's Netsim protocol); --tta-steps, --tta-lr")
 
 def _add_evaluate(sub):
     ev = sub.add_parser("evaluate", help="score a model: AUROC, accuracy and prediction MSE with 95%% CIs")
@@ -210,7 +228,12 @@ def _train(args):
 def _train_run(args):
     model = {k: v for k, v in dict(encoder=args.encoder, hidden=args.hidden).items() if v is not None}
     train = {k: v for k, v in dict(lr=args.lr, epochs=args.epochs, minutes=args.minutes).items() if v is not None}
+    if args.data and _is_recordings(args.data): return _train_recordings(args, model, train)
+    unused = [f"--{k.replace('_', '-')}" for k in RECORDINGS_ONLY if getattr(args, k) is not None]
+    if args.data and unused:
+        raise ValueError(f"{', '.join(unused)} apply to a user's recordings, not to the dataset folder {args.data[0]}")
     if args.data:
+        args.data = args.data[0]
         if args.noise is not None:
             raise ValueError("--noise applies to --sim; a --data folder's noise was set by `acd simulate --noise`")
         from acd_nb.commands import train_on_folder
@@ -227,6 +250,7 @@ def _infer(args):
     from acd_nb.commands import infer_files
     from acd_nb.pretrained import load_model
     loaded = load_model(_model_source(args))
+    if args.shared: return _infer_shared(args, loaded)
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
                           figures=not args.no_figures, stride=args.stride, progress=sys.stderr.isatty())
     for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
@@ -240,6 +264,43 @@ def _evaluate(args):
                        args.seed)
     print(f"model {res['model']}, method {res['method']}, {res['data']}:")
     print(format_evaluation(res))
+
+# %% ../nbs/42_cli.ipynb #014cb99e
+RECORDINGS_ONLY = ("time_column", "window", "stride", "patience", "init")  # options of `acd train` on recordings
+
+def _is_recordings(data: list[str]) -> bool:
+    "Whether `acd train --data` names a user's recordings, not a dataset folder of `acd simulate`"
+    if len(data) > 1 or not Path(data[0]).is_dir(): return True
+    folder = Path(data[0])
+    return not any((folder / name).exists() for name in ("config.json", "normalizer.json", "train.npz"))
+
+def _hold_out(text: str):
+    "--hold-out as `train_recordings` takes it: 'time', a count or a share"
+    if text == "time": return text
+    try: value = float(text)
+    except ValueError: value = None
+    if value is None or not value > 0 or (value >= 1 and value != int(value)):
+        raise ValueError(f"--hold-out must be a share (0 < share < 1), a count of recordings or 'time', got {text!r}")
+    return int(value) if value >= 1 else value
+
+def _train_recordings(args, model: dict, train: dict):
+    from acd_nb.commands import _check_out_is_not_input
+    from acd_nb.train import train_recordings
+    if args.noise is not None: raise ValueError("--noise applies to --sim; a user's recordings have the noise they have")
+    _check_out_is_not_input(Path(args.out), args.data)
+    if args.patience is not None: train["patience"] = args.patience
+    res = train_recordings(args.data, args.out, args.preset, args.seed, args.window, args.stride, _hold_out(args.hold_out),
+                           args.time_column, model=model, train=train, threads=args.threads, init=args.init)
+    history, data = res["history"], res["data"].info
+    best = min(history, key=lambda h: h["valid_loss"]) if history else {}
+    print(f"trained on {len(data['files'])} recording(s) ({data['n_train']} windows of {data['steps_train']} steps), "
+          f"validated on {len(data['valid_files'])} held out: {history[-1]['epoch'] if history else 0} epochs in "
+          f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation NLL "
+          f"{best.get('valid_nll', float('nan')):.5g}): {Path(args.out) / 'best.pt'}; card: {Path(args.out) / 'card.md'}")
+
+def _infer_shared(args, loaded):
+    from acd_nb.commands import infer_shared
+    infer_shared(loaded, args.input, args.out, args.time_column, tta_steps=args.tta_steps, tta_lr=args.tta_lr)
 
 # %% ../nbs/42_cli.ipynb #65cc6051
 COMMANDS = {"demo": _demo, "simulate": _simulate, "train": _train, "infer": _infer, "evaluate": _evaluate}

@@ -27,9 +27,10 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from .core import atomic_folder, atomic_path, get_preset, name_full_disk, seed_everything, to_json_safe, write_json
-from .data import SERIES_FILES, SPLITS, DatasetConfig, DatasetSplits, Normalizer, load_dataset, load_series
+from .data import SPLITS, DatasetConfig, DatasetSplits, Normalizer, load_dataset
 from .infer import encoder_window, window_starts, window_stride
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
+from .recordings import load_series, series_files
 from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
                                model_for_features, pretrained_path, prepare_series,
                                simulate_test_set)
@@ -38,11 +39,12 @@ from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
 __all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS',
-           'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'every_series_seen', 'evaluation_data', 'evaluate_run',
-           'mark_written', 'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
-           'refuse_root_or_home', 'check_out_folder', 'claim_out_folder', 'refuse_unobserved', 'simulate_dataset',
-           'train_on_folder', 'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed',
-           'save_figure', 'infer_files', 'run_demo']
+           'SHARED_JOINT', 'SHARED_TTA', 'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'every_series_seen',
+           'evaluation_data', 'evaluate_run', 'mark_written', 'read_marker', 'add_written', 'remove_earlier_outputs',
+           'foreign_files', 'check_can_write', 'refuse_root_or_home', 'check_out_folder', 'claim_out_folder',
+           'refuse_unobserved', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'memory_limit',
+           'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure', 'infer_files', 'infer_shared',
+           'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -201,7 +203,7 @@ def _export_samples(folder: Path, test: dict, norm: Normalizer, n: int):
 # %% ../nbs/40_commands.ipynb #2ec24a01
 WRITTEN_BY_ACD = ".written-by-acd"  # marker in every folder `acd` writes, listing the files it wrote there
 LOCK_FILE = ".acd.lock"             # locked (flock) by the one `acd` process writing the folder
-TRAIN_FILES = ("run.json", "last.pt", "best.pt", "history.json")  # what `acd train` writes into its --out
+TRAIN_FILES = ("run.json", "last.pt", "best.pt", "history.json", "card.md")  # what `acd train` writes into its --out
 DEMO_FILES = ("samples.png", "true_vs_inferred.png", "trajectories.png", "summary.json")  # what `acd demo` writes
 _TEMPORARY = re.compile(r"\.(.+)\.[a-z0-9_]{8}\.(tmp|old)")  # acd_nb.core.atomic_path / atomic_folder's temporaries
 
@@ -609,10 +611,7 @@ class RecordingsFailed(ValueError):
 def _series_items(inputs: list) -> list:
     "What `inputs` stand for, one recording each: the series files of a single folder in name order, else `inputs`"
     if len(inputs) == 1 and isinstance(inputs[0], (str, Path)) and Path(inputs[0]).is_dir():
-        folder = Path(inputs[0])
-        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in SERIES_FILES and p.is_file())
-        if not files: raise FileNotFoundError(f"folder {folder} holds no {', '.join(SERIES_FILES)} files")
-        return files
+        return series_files(inputs[0])  # links, fifos and devices among them are named when read
     return inputs
 
 def _check_out_is_not_input(out: Path, inputs: list):
@@ -746,6 +745,58 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         write_json(out / "summary.json", summary)
         remove_earlier_outputs(out, planned)
         mark_written(out, "infer", planned)
+    return summary
+
+# %% ../nbs/40_commands.ipynb #f903480c
+SHARED_JOINT = dict(steps=500, lr=1e-3)  # `acd infer --shared`: decoder and the shared q(z) fitted together
+SHARED_TTA = dict(steps=200, lr=0.01)    # then q(z) alone through the fitted decoder (the paper's Netsim rate)
+
+def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None = None, joint_steps: int | None = None,
+                 tta_steps: int | None = None, tta_lr: float | None = None, batch_size: int = 16, seed: int = 0,
+                 progress: bool = False, verbose: bool = True) -> dict:
+    """One graph for a collection that shares it (the paper's Netsim protocol): decoder and one q(z) fitted to all
+
+    The recordings (`acd_nb.recordings.read_recordings`) are scaled for `loaded` (`prepare_series`) and cut into
+    windows of its `infer_steps`; `acd_nb.infer.tta` with `shared=True, train_decoder=True` fits the decoder and the
+    shared edge logits together on random batches of `batch_size` windows, then the logits alone. Writes
+    `collection_edges.csv` and `summary.json` to `out_dir`."""
+    import torch
+    from acd_nb.infer import split_observed, tta
+    from acd_nb.recordings import _windows, read_recordings
+    out = Path(out_dir)
+    inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
+    refuse_root_or_home(out, "infer")
+    _check_out_is_not_input(out, inputs)
+    check_out_folder(out, "infer")
+    recs = read_recordings(inputs if len(inputs) > 1 else inputs[0], time_column)
+    window, notes = loaded.infer_steps, []
+    scaled = []
+    for source, r in zip(recs.sources, recs.series):
+        x, found = prepare_series(loaded, r[None], name=Path(source).name, feature_names=recs.feature_names)
+        scaled.append(x[0]); notes += found
+    x, observed = split_observed(_windows(scaled, window, window))
+    model = loaded.model
+    joint = tta(model, x, steps=SHARED_JOINT["steps"] if joint_steps is None else joint_steps, lr=SHARED_JOINT["lr"],
+                shared=True, train_decoder=True, seed=seed, progress=progress, batch_size=min(batch_size, len(x)),
+                observed=observed)
+    logits = tta(model, x, init_logits=joint, steps=SHARED_TTA["steps"] if tta_steps is None else tta_steps,
+                 lr=SHARED_TTA["lr"] if tta_lr is None else tta_lr, shared=True, seed=seed, progress=progress,
+                 batch_size=min(batch_size, len(x)), observed=observed)
+    probs = model.edge_probs(logits)[0].cpu().numpy()
+    planned = ["summary.json", "collection_edges.csv"]
+    with claim_out_folder(out, "infer", planned):
+        likely = _write_sample(out, "collection", probs, recs.names, "", figures=False)
+        summary = {"model": loaded.name, "method": "shared", "joint_steps": joint_steps, "tta_steps": tta_steps,
+                   "names": recs.names, "recordings": recs.sources, "windows": len(x), "window": window,
+                   "notes": list(dict.fromkeys(notes)), "edges_csv": str(out / "collection_edges.csv"),
+                   "likely_edges": likely}
+        write_json(out / "summary.json", summary)
+        remove_earlier_outputs(out, planned)
+        mark_written(out, "infer", planned)
+    if verbose:
+        shown = ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:8])
+        print(f"one graph for {len(recs.series)} recording(s) ({len(x)} windows of {window} steps): {len(likely)} "
+              f"edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / 'collection_edges.csv'}]")
     return summary
 
 # %% ../nbs/40_commands.ipynb #3fee51e8

@@ -31,10 +31,9 @@ from .core import Preset, atomic_path, check_series, data_dir, get_preset, netsi
 from .sims import SimConfig, add_observation_noise, simulate
 
 # %% auto #0
-__all__ = ['MISSING_KINDS', 'SPLITS', 'NETSIM_SUBJECTS', 'SERIES_FILES', 'Normalizer', 'feature_stats', 'check_observed',
-           'fill_missing', 'check_missing', 'missing_mask', 'DatasetConfig', 'build_dataset', 'DatasetSplits',
-           'load_dataset', 'available_cores', 'build_datasets', 'epoch_batches', 'load_netsim', 'UserSeries',
-           'load_series']
+__all__ = ['MISSING_KINDS', 'SPLITS', 'NETSIM_SUBJECTS', 'Normalizer', 'feature_stats', 'check_observed', 'fill_missing',
+           'check_missing', 'missing_mask', 'DatasetConfig', 'build_dataset', 'DatasetSplits', 'load_dataset',
+           'available_cores', 'build_datasets', 'epoch_batches', 'load_netsim']
 
 # %% ../nbs/02_data.ipynb #d9a49e42
 @dataclass
@@ -131,12 +130,16 @@ def feature_stats(x, quantile: float = 0.005) -> dict:
             "sample_std": qs(sample_std, [quantile, 1 - quantile], axis=0).tolist()}
 
 # %% ../nbs/02_data.ipynb #465afe7d
-def check_observed(observed: np.ndarray, names: list[str] | None = None, sources: list[str] | None = None):
-    "`ValueError` naming the first series of `observed (B, N, T, D)` with no observed value"
+def check_observed(observed: np.ndarray, names: list[str] | None = None, sources: list[str] | None = None,
+                   features: list[str] | None = None):
+    """`ValueError` naming the first series of `observed (B, N, T, D)` with no observed value
+
+    A series whose other features are observed is named with the feature (`<series>.<feature>`, `features` names them)."""
     never = ~observed.any(2)  # (B, N, D)
     if not never.any(): return
-    b, n, _ = np.argwhere(never)[0]
+    b, n, d = np.argwhere(never)[0]
     series = names[n] if names is not None else f"series {n}"
+    if not never[b, n].all(): series += f".{features[d]}" if features is not None else f" (feature {d})"
     sample = sources[b] if sources is not None else f"sample {b}"
     raise ValueError(f"{series} of {sample} has no observed value ({int(never.any(2).sum())} series in all are "
                      "entirely missing): give at least one value per series, or leave the series out")
@@ -457,181 +460,3 @@ def load_netsim(folder: str | Path | None = None, subjects=range(NETSIM_SUBJECTS
     edges[:, np.arange(edges.shape[1]), np.arange(edges.shape[1])] = 0
     x = np.stack(xs)[..., None].astype(np.float32)
     return {"x": check_series(x, "Netsim"), "edges": edges}
-
-# %% ../nbs/02_data.ipynb #c7f829ec
-@dataclass
-class UserSeries:
-    """Users' data in canonical form: `x` `(B, N, T, D)` float32, names and sources
-
-    One name per series, one source label per sample; feature names where the columns gave them."""
-    x: np.ndarray
-    names: list[str]
-    sources: list[str]
-    feature_names: list[str] | None = None  # from CSV columns `<series>.<feature>`
-
-    def missing_per_series(self) -> dict[str, int]:
-        "Missing (NaN) values per series name, over all samples, steps and features."
-        return dict(zip(self.names, np.isnan(self.x).sum((0, 2, 3)).tolist()))
-
-# %% ../nbs/02_data.ipynb #0025b022
-def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
-    "Numpy array in package axis order (rank 2, 3 or 4) -> `(B, N, T, D)`"
-    if a.ndim not in (2, 3, 4):
-        raise ValueError(f"{source}: expected an array of rank 2 (nodes, time), 3 (samples, nodes, time) or "
-                         f"4 (samples, nodes, time, features), got rank {a.ndim} shape {a.shape}")
-    if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
-        raise ValueError(f"{source}: array has non-numeric dtype {a.dtype}")
-    a = a[None, :, :, None] if a.ndim == 2 else a[..., None] if a.ndim == 3 else a
-    empty = [axis for axis, size in zip(("samples", "series", "time steps", "features"), a.shape) if size == 0]
-    if empty:
-        raise ValueError(f"{source}: the array holds no {empty[0]} (shape {a.shape} as (samples, series, time, "
-                         "features))")
-    return a
-
-# %% ../nbs/02_data.ipynb #1f0b5afe
-def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
-    """Series and feature names of columns all named `<series>.<feature>`, else None
-
-    At least 2 series x 2 features, every pair once."""
-    pairs = [c.rpartition(".")[::2] for c in columns]
-    if not all(s and f and "." in c for (s, f), c in zip(pairs, columns)): return None
-    series = list(dict.fromkeys(s for s, _ in pairs))
-    features = [f for s, f in pairs if s == series[0]]
-    if len(series) < 2 or len(features) < 2 or sorted(pairs) != sorted((s, f) for s in series for f in features):
-        return None
-    return series, features
-
-def _table_to_array(df: pd.DataFrame, source: str,
-                    time_column: str | None) -> tuple[np.ndarray, list[str], list[str] | None]:
-    """Table, one row per time step -> array, series names and feature names (None without `<series>.<feature>`)
-
-    One column per series (or per `<series>.<feature>`) gives `(nodes, time)` (or `(1, nodes, time, features)`)."""
-    if df.empty or df.shape[1] == 0: raise ValueError(f"{source} is empty")
-    if time_column is not None:
-        if time_column not in df.columns:
-            raise ValueError(f"{source} has no time column {time_column!r}; columns are {list(df.columns)}")
-        t = df[time_column]
-        if not pd.api.types.is_numeric_dtype(t) or not (np.diff(t.to_numpy()) > 0).all():
-            raise ValueError(f"{source}: time column {time_column!r} must be numeric and strictly increasing")
-        df = df.drop(columns=[time_column])
-    bad = [str(c) for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
-    if bad: raise ValueError(f"{source}: column(s) {bad} are not numeric")
-    by_name = {str(c): c for c in df.columns}
-    grid = _feature_grid(list(by_name))
-    if grid is None: return df.to_numpy(dtype=np.float64).T, list(by_name), None
-    series, features = grid
-    columns = [by_name[f"{s}.{f}"] for s in series for f in features]
-    values = df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features))
-    return values.transpose(1, 0, 2)[None], series, features
-
-# %% ../nbs/02_data.ipynb #f6676550
-def _csv_table(path: Path) -> pd.DataFrame:
-    """A CSV file as a DataFrame, refusing repeated or missing column names
-
-    A saved pandas index is dropped with a warning."""
-    try: df = pd.read_csv(path)
-    except pd.errors.EmptyDataError: raise ValueError(f"{path} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})"
-                         .replace("\n", " ")) from None
-    with open(path, newline="", encoding="utf-8", errors="replace") as f: header = next(csv.reader(f), [])
-    if len(header) == 1 and ";" in header[0]:
-        raise ValueError(f"{path}: the header {header[0]!r} looks semicolon-separated; acd reads comma-separated CSV "
-                         "files")
-    repeated = sorted({h for h in header if header.count(h) > 1})
-    if repeated: raise ValueError(f"{path}: repeated column name(s) {repeated}; every series needs its own name")
-    unnamed = [k for k, h in enumerate(header) if not h.strip()]
-    if unnamed == [0] and len(df) and (df.iloc[:, 0].to_numpy() == np.arange(len(df))).all():
-        warnings.warn(f"{path}: dropped the unnamed first column 0, 1, 2, ... (a saved pandas index; write with "
-                      "index=False)")
-        return df.iloc[:, 1:]
-    if unnamed: raise ValueError(f"{path}: column(s) {unnamed} have no name; give every series a header")
-    return df
-
-def _load_numpy(path: Path) -> tuple[np.ndarray, list[str] | None]:
-    """A `.npy` or `.npz` file -> array and names (None if the file has none)
-
-    Unreadable files are a ValueError naming them."""
-    if path.suffix.lower() == ".npy": return np.load(path, allow_pickle=False), None
-    with np.load(path, allow_pickle=False) as z:
-        arrays = [k for k in z.files if k != "names"]
-        if "x" not in z.files and len(arrays) != 1:
-            raise ValueError(f"{path}: store the series under the key 'x' (found keys {z.files})")
-        a = z["x"] if "x" in z.files else z[arrays[0]]
-        names = [str(n) for n in z["names"]] if "names" in z.files else None
-    return a, names
-
-def _read_file(path: Path, time_column: str | None) -> tuple[np.ndarray, list[str] | None, list[str] | None]:
-    "One file -> `(B, N, T, D)` array, series names and feature names (None where the file has none)"
-    if not path.exists(): raise FileNotFoundError(f"series file {path} not found")
-    if path.stat().st_size == 0: raise ValueError(f"{path} is empty")
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        a, names, features = _table_to_array(_csv_table(path), str(path), time_column)
-        return _array_to_canonical(a, str(path)), names, features
-    if suffix in (".npy", ".npz"):
-        try: a, names = _load_numpy(path)
-        except (zipfile.BadZipFile, EOFError, OSError) as e:
-            raise ValueError(f"{path}: not a readable {suffix} file ({e})") from None
-        except ValueError as e:
-            if str(e).startswith(str(path)): raise
-            raise ValueError(f"{path}: cannot load its array ({e})") from None
-        return _array_to_canonical(a, str(path)), names, None
-    raise ValueError(f"{path}: unsupported file type {suffix!r}; use .csv, .npy or .npz")
-
-# %% ../nbs/02_data.ipynb #4c27f105
-SERIES_FILES = (".csv", ".npz", ".npy")
-
-def load_series(source, time_column: str | None = None, names: list[str] | None = None,
-                min_steps: int = 3) -> UserSeries:
-    """Users' series -> `UserSeries`
-
-    An array, DataFrame, file path, folder of CSVs, or a list of these, one sample each."""
-    items = list(source) if isinstance(source, (list, tuple)) else [source]
-    if not items: raise ValueError("no series given")
-    if len(items) == 1 and isinstance(items[0], (str, Path)) and Path(items[0]).is_dir():
-        folder = Path(items[0])
-        items = sorted(p for p in folder.iterdir() if p.suffix.lower() in SERIES_FILES and p.is_file())
-        if not items: raise FileNotFoundError(f"folder {folder} holds no {', '.join(SERIES_FILES)} files")
-    arrays, found_names, found_features, sources = [], None, None, []
-    for k, item in enumerate(items):
-        if isinstance(item, pd.DataFrame):
-            a, item_names, item_features = _table_to_array(item, f"DataFrame {k}", time_column)
-            a, label = _array_to_canonical(a, f"DataFrame {k}"), f"DataFrame {k}"
-        elif isinstance(item, (str, Path)):
-            a, item_names, item_features = _read_file(Path(item), time_column)
-            label = str(item)
-        elif isinstance(item, (np.ndarray, torch.Tensor)):
-            a = _array_to_canonical(np.asarray(item.detach().cpu() if isinstance(item, torch.Tensor) else item),
-                                    f"array {k}")
-            item_names, item_features, label = None, None, f"array {k}"
-        else:
-            raise ValueError(f"item {k}: unsupported type {type(item).__name__}; give arrays, DataFrames or file paths")
-        if np.isinf(a).any(): raise ValueError(f"{label} contains infinite values (write missing values as NaN)")
-        if np.isnan(a).all(): raise ValueError(f"{label} holds no observed value (all NaN)")
-        peak, limit = float(np.nanmax(np.abs(a))), float(np.finfo(np.float32).max)
-        if peak > limit:  # finite here, infinite in the float32 acd computes in
-            raise ValueError(f"{label} holds values up to {peak:.3g}, beyond the float32 range (±{limit:.3g}) acd "
-                             "computes in: rescale the series (e.g. other units)")
-        if arrays and a.shape[1:] != arrays[0].shape[1:]:
-            first, shape = sources[0], arrays[0].shape
-            raise ValueError(f"samples differ: {label} has {a.shape[1]} series x {a.shape[2]} steps x {a.shape[3]} "
-                             "features, "
-                             f"but {first} has {shape[1]} x {shape[2]} x {shape[3]}")
-        if item_names is not None:
-            if found_names is not None and item_names != found_names:
-                raise ValueError(f"series names differ: {label} has {item_names}, but earlier samples have "
-                                 f"{found_names}")
-            found_names = item_names
-        if k and item_features != found_features:
-            raise ValueError(f"feature names differ: {label} has {item_features}, but earlier samples have "
-                             f"{found_features}")
-        found_features = item_features
-        arrays.append(a)
-        sources += [label] if len(a) == 1 else [f"{label}[{s}]" for s in range(len(a))]
-    x = np.concatenate(arrays).astype(np.float32)
-    check_series(x, "data", min_steps=min_steps, check_finite=False)
-    names = [str(n) for n in (names or found_names or [f"x{i}" for i in range(x.shape[1])])]
-    if len(names) != x.shape[1]: raise ValueError(f"{len(names)} names given for {x.shape[1]} series")
-    check_observed(~np.isnan(x), names, sources)
-    return UserSeries(x, names, sources, found_features)

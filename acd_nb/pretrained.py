@@ -157,6 +157,7 @@ def _load_folder(folder: Path) -> LoadedModel:
                          f"{model.cfg.n_features}")
     system = meta.get("system")
     features, feature_names = _feature_info(system, meta.get("features"), model.cfg.n_features)
+    if meta.get("feature_names"): feature_names = [str(f) for f in meta["feature_names"]]  # a user's, on recordings
     if len(features) != model.cfg.n_features:
         raise ValueError(f"{meta_file} lists features {features} but the model reads {model.cfg.n_features}")
     info = {"name": meta.get("name", folder.name), "kind": kind, "path": str(folder), "system": system,

@@ -37,10 +37,10 @@ from .model import ACD, ACDConfig, model_draw, random_source
 from .sims import SimConfig
 
 # %% auto #0
-__all__ = ['COMPILED_PARTS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'TrainConfig', 'as_tensors',
-           'extra_tensors', 'with_observation_mask', 'save_checkpoint', 'load_checkpoint', 'load_weights',
-           'evaluate_loss', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit', 'write_or_check_run',
-           'discard_unstarted_run', 'train_dataset', 'train_simulated']
+__all__ = ['COMPILED_PARTS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'RECORDINGS_PATIENCE', 'SELECTION',
+           'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask', 'save_checkpoint', 'load_checkpoint',
+           'load_weights', 'evaluate_loss', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit',
+           'write_or_check_run', 'discard_unstarted_run', 'train_dataset', 'train_simulated', 'train_recordings']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 COMPILED_PARTS = ("encoder", "model")  # what `TrainConfig.compile` may name besides True (the encoder) and False
@@ -1061,3 +1061,111 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
         dist.barrier()
     datas = [load_dataset(folder) for folder in build_datasets(data_cfgs)]  # an ensemble's built side by side
     return train_dataset(datas if ensemble else datas[0], p, out_dir, seed, model, train, threads, init=init)
+
+# %% ../nbs/14_train.ipynb #17bce0dc
+from .model import with_mask_input
+from .recordings import HOLD_OUT, prepare_recordings, read_recordings
+
+RECORDINGS_PATIENCE = 20  # epochs without a lower validation loss after which training on recordings stops
+SELECTION = ("the weights of the epoch with the lowest validation loss (negative ELBO per window: Gaussian NLL + KL) "
+             "on {valid}; training stops after {patience} epochs without a lower one, or after {epochs} epochs")
+
+def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str]:
+    """The model a run on recordings starts from: a run or model folder, or `pretrained:NAME`; and how it is named
+
+    Its config is kept (features must match); where the recordings have gaps it learns to read the mask too."""
+    from acd_nb.pretrained import load_model  # pretrained builds on this module
+    source = str(init)
+    loaded = load_model(source.removeprefix("pretrained:")) if source.startswith("pretrained:") else load_model(Path(init))
+    if loaded.n_features != n_features:
+        raise ValueError(f"the recordings have {n_features} feature(s) per series but --init model {loaded.name!r} reads "
+                         f"{loaded.n_features} ({', '.join(loaded.feature_names)}): name the columns <series>.<feature> "
+                         "with these, or train without --init")
+    net = loaded.model
+    if gaps and not net.cfg.mask_input: net = with_mask_input(net)
+    return net, f"{source} ({loaded.info['path']})"
+
+def _recordings_card(run: dict, history: list[dict], best: dict | None, out_dir: Path | None) -> str:
+    "Markdown card of a run on recordings: what it was trained on, how it was chosen, how to use it"
+    data, model = run["data"], run["model"]
+    lengths = data["lengths"]
+    last = history[-1] if history else {}
+    chosen = (f"epoch {best['epoch']} of {last.get('epoch')}: validation loss {best['valid']['loss']:.5g}, NLL "
+              f"{best['valid']['nll']:.5g}" if best else "no epoch finished")
+    name = out_dir.name if out_dir is not None else "run"
+    features = ", ".join(data["features"]) if data["features"] else "1 per series"
+    return "\n".join([
+        f"# Model card: `{name}`", "",
+        f"Amortized Causal Discovery model trained without labels on a user's recordings with acd_nb "
+        f"{run['acd_nb_version']} (preset `{run['preset']}`).", "",
+        "## Data", "",
+        f"{len(data['files'])} recording(s) to train on, {len(data['valid_files'])} held out for validation "
+        f"({'the last part of each' if data['hold_out'] == 'time' else 'whole recordings'}); {len(data['series'])} "
+        f"series ({', '.join(data['series'])}); features: {features}; {min(lengths)} to {max(lengths)} steps per "
+        f"recording; windows of {data['steps_train']} steps, {data['stride']} apart: {data['n_train']} to train on, "
+        f"{data['n_valid']} to validate; {data['missing_fraction']:.2%} of the readings missing.", "",
+        "Trained on: " + ", ".join(data["files"]), "", "Held out: " + ", ".join(data["valid_files"]), "",
+        "## Model and selection", "",
+        f"Encoder `{model['encoder']}`, decoder `{model['decoder']}`, hidden size {model['hidden']}"
+        + (f", started from {run['init']}" if run.get("init") else "") + f". Kept: {run['selection']}. Chosen: {chosen}; "
+        f"{last.get('minutes', 0):.1f} minutes.", "",
+        "## Use", "",
+        f"`acd infer --model {name} --input FILE_OR_FOLDER --out DIR`: series are matched by name, scaled with the "
+        "training recordings' minimum and maximum (stored in run.json), and compared with the training data "
+        "(notes when they look different)."]) + "\n"
+
+def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: int = 0, window: int | None = None,
+                     stride: int | None = None, hold_out=HOLD_OUT, time_column: str | None = None,
+                     names: list[str] | None = None, model: dict | None = None, train: dict | None = None,
+                     threads: int | None = None, init=None) -> dict:
+    """Train ACD on a user's recordings, without labels: files, a folder, arrays or DataFrames
+
+    Reads them with `acd_nb.recordings.read_recordings` (series matched by name, any lengths, gaps as NaN), holds
+    recordings out for validation and cuts windows of `window` steps (default: the preset's `steps_train`, or the
+    `init` model's) with `prepare_recordings`, then trains with `fit`: checkpoints, resume, early stopping on the
+    validation loss (`RECORDINGS_PATIENCE` epochs unless `train` sets `patience`). `init`: a run or model folder, or
+    `pretrained:NAME`, to start from (its architecture kept). With `out_dir`, writes `run.json`, the checkpoints,
+    `history.json` and `card.md`: a model folder `acd_nb.pretrained.load_model` and `acd infer --model` read.
+    Returns `model`, `history`, `data` (`RecordingSplits`), `run`."""
+    if threads: torch.set_num_threads(threads)
+    p = get_preset(preset) if isinstance(preset, str) else preset
+    recs = read_recordings(source, time_column, names)
+    gaps = recs.missing_fraction() > 0
+    start, init_name = (None, None) if init is None else _init_model(init, recs.n_features, gaps)
+    if start is not None:
+        if model: raise ValueError(f"--init sets the model; {', '.join(sorted(model))} cannot change it")
+        fixed = start.cfg.n_steps if start.cfg.encoder == "mlp" else None
+        if window is not None and fixed is not None and window != fixed:
+            raise ValueError(f"--init model reads windows of {fixed} steps (MLP encoder): --window {window} cannot change it")
+        window = window or fixed
+    window = window or p.steps_train
+    splits = prepare_recordings(recs, window, stride, hold_out, seed)
+    if start is not None: model_cfg = start.cfg
+    else:
+        model_cfg = ACDConfig(**{"n_features": recs.n_features, "n_steps": window, "hidden": p.hidden, "dtype": p.dtype,
+                                 "prediction_steps": p.prediction_steps, "encoder": "mlp",
+                                 **({"mask_input": True} if gaps else {}), **(model or {})})
+    train_cfg = TrainConfig.from_preset(p, seed=seed, **{"patience": p.patience or RECORDINGS_PATIENCE, **(train or {})})
+    valid = "whole recordings held out" if hold_out != "time" else "the last part of each recording"
+    run = {"system": None, "preset": p.name, "data": splits.info, "features": None, "feature_names": recs.feature_names,
+           "normalizer": splits.normalizer.to_dict(), "feature_stats": feature_stats(splits.train),
+           "selection": SELECTION.format(valid=valid, patience=train_cfg.patience, epochs=train_cfg.epochs),
+           **({"init": init_name} if init_name else {}),
+           "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
+    out_dir = Path(out_dir) if out_dir is not None else None
+    seed_everything(seed)
+    net = ACD.from_config(model_cfg)
+    if start is not None: net.load_state_dict(start.state_dict())  # a resumed run then replaces these by its own
+    fresh = out_dir is not None and not (out_dir / "run.json").exists()
+    try:
+        if out_dir is not None: write_or_check_run(out_dir / "run.json", run)
+        history = fit(net, (splits.train,), (splits.valid,), train_cfg, out_dir)
+    except BaseException:
+        if fresh: discard_unstarted_run(out_dir)
+        raise
+    best = None
+    if out_dir is not None and (out_dir / "best.pt").exists():
+        best = load_checkpoint(out_dir / "best.pt")
+        net.load_state_dict(best["model"])
+        with atomic_path(out_dir / "card.md") as tmp: tmp.write_text(_recordings_card(run, history, best, out_dir))
+    return {"model": net, "history": history, "data": splits, "run": run}

@@ -261,7 +261,7 @@ BAD = {  # case -> (argv from the work folder and a temp folder, words the one-l
                            "b of"),
     "one observed step": (lambda w, t: _infer(w, t, _file(t / "lonely.csv", pd.DataFrame({"a": [1.0, 2.0] * 15,
                                                                                        "b": [3.0] + [np.nan] * 29}))),
-                          "series 1 of lonely.csv has 1 observed step(s): the model needs at least 2"),
+                          "lonely.csv has 1 observed step(s): the model needs at least 2"),
     "inf": (lambda w, t: _infer(w, t, _file(t / "inf.npy", np.full((5, 30), np.inf))), "infinite values"),
     "too few steps": (lambda w, t: _infer(w, t, named_csv(w, t / "short.csv", n_steps=10)),
                       "short.csv has 10 time steps but model 'run' needs at least 20 time steps (its MLP encoder reads 20 at once"),
