@@ -31,12 +31,13 @@ $(DEV_STAMP): $(STAMP)
 demo: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/acd demo --out _reports/demo
 
-# notebooks (nbdev-test; experiment notebooks excluded: pytest runs them through papermill), then
-# pytest, which also fails when nbdev-export / nbdev-clean would change anything. One torch thread per
-# process: oversubscribed cores slow torch down ~100x (nbdev-test runs two notebooks at a time).
+# the pytest suite in two processes (pytest-xdist), then the docs build (tests/test_docs.py), which executes every
+# notebook once, its test cells included: that is the notebooks' test run (see that file). The suite also fails when
+# nbdev-export / nbdev-clean would change anything. One torch thread per process: oversubscribed cores slow torch
+# down ~100x.
 test: $(DEV_STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/nbdev-test --skip-file-re '^exp_' --n-workers 2
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist worksteal --ignore tests/test_docs.py
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q tests/test_docs.py
 
 # after editing notebooks: export the library, clean the notebooks, regenerate README.md
 sync: $(DEV_STAMP)

@@ -3,15 +3,18 @@
 Run inside the project environment: `.venv/bin/python bench/bench_train.py [--threads 2] [--n 2560]`.
 Prints one `name: value` line per figure. Training is timed through `acd_nb.train.fit` itself (the
 second and third of three epochs, so start-up costs and `torch.compile`'s compilation are excluded) on random data
-of the right shape: speed does not depend on the values. For comparison, the authors' implementation
-on a 2-core machine like this one trained at about 113-134 samples/s (springs, MLP encoder) and 58 samples/s (Kuramoto, CNN
-encoder), and its TTA cost about 0.65 s per step per 128-sample batch.
+of the right shape: speed does not depend on the values. The first lines name the processor and whether it computes
+bf16 natively (`acd_nb.core.native_bf16`); a `bf16` line on a processor without it computes in float32, and says so.
+For comparison, the authors' implementation on a 2-core machine like this one trained at about 113-134 samples/s
+(springs, MLP encoder) and 58 samples/s (Kuramoto, CNN encoder), and its TTA cost about 0.65 s per step per 128-sample
+batch.
 """
 import argparse
 import time
 
 import torch
 
+from acd_nb.core import compute_dtype, precision_info
 from acd_nb.infer import tta
 from acd_nb.model import ACD, ACDConfig
 from acd_nb.train import TrainConfig, fit
@@ -33,6 +36,7 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"threads: {args.threads}")
+    for key, value in precision_info().items(): print(f"{key}: {value}")
     # first the settings the `cpu` preset uses (bf16 autocast; the CNN encoder compiled), then the others
     for encoder, name, default_compile in (("mlp", "springs_mlp", False), ("cnn", "kuramoto_cnn", True)):
         variants = ((f"train_{name}", "bf16", default_compile),
@@ -40,7 +44,8 @@ def main():
                     (f"train_{name}_fp32_eager", "fp32", False))
         for label, dtype, compile in variants:
             cfg = ACDConfig(n_features=4, n_steps=49, encoder=encoder, decoder="mlp", hidden=256, dtype=dtype)
-            print(f"{label}_samples_per_s: {train_samples_per_s(cfg, args.n, compile):.0f}", flush=True)
+            print(f"{label}_samples_per_s: {train_samples_per_s(cfg, args.n, compile):.0f}  (computes {compute_dtype(dtype)})",
+                  flush=True)
 
     model = ACD.from_config(ACDConfig(n_features=4, n_steps=49, hidden=256, dtype="bf16")).eval()
     x = torch.randn(512, 5, 49, 4)
@@ -48,6 +53,7 @@ def main():
         model.encode(x[:128])
         start = time.perf_counter()
         model.encode(x)
+    print(f"precision of the lines below: {model.compute_dtype()}")
     print(f"encoder_ms_per_sample: {1000 * (time.perf_counter() - start) / len(x):.3f}")
     steps = 20
     tta(model, x[:128], steps=2, progress=False)

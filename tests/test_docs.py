@@ -1,6 +1,11 @@
 """The docs site builds offline (tools/build_docs.py, what `make docs` runs): every notebook has a page with its
 title and its figures, each module an API reference page, and Chromium renders pages that are not blank.
 
+The build executes every notebook top to bottom, test cells included, so it is also the run of the component
+notebooks' tests (`test_notebook_runs_without_error`): `make test` runs this file after the rest of the suite, instead of a
+second execution of the same notebooks by `nbdev-test` (no notebook has `#| eval: false` cells, the one difference
+between the two, and a test below keeps it so).
+
 The build reuses the executed notebooks cached in _docs_build/ (keyed by notebook, library sources and
 parameters), so after `make docs` this test only renders; on a fresh clone it executes every notebook
 (experiments at ci scale), a few minutes. Screenshots are kept in _docs_build/screenshots/.
@@ -39,6 +44,20 @@ def site(tmp_path_factory):
 
 def executed(name):
     return nbformat.read(ROOT / "_docs_build" / "executed" / f"{name}.ipynb", as_version=4)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs_without_error(site, name):
+    "Every cell of the notebook ran, its asserts and `test_eq`s included (the build stops on a failing cell)."
+    nb = executed(name)
+    assert nb.metadata["acd_docs"]["key"], name
+    assert not any(out.output_type == "error" for cell in nb.cells for out in cell.get("outputs", [])), name
+
+
+def test_no_notebook_skips_cells():
+    "nbdev-test skips `#| eval: false` cells and the docs build runs them: none, so both run the same cells."
+    skipping = [n for n in NAMES if re.search(r"#\|\s*eval:\s*false", (ROOT / "nbs" / f"{n}.ipynb").read_text())]
+    assert skipping == [], skipping
 
 
 def has_figure(nb):
