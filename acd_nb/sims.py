@@ -1,7 +1,9 @@
 """Batched, seeded simulators of the two physics datasets of the paper (springs "particles" and
 Kuramoto oscillators) with directed causal graphs, plus observation noise, a hidden temperature,
 unobserved particles and a plotting helper for trajectories and (inferred) causal graphs; and the
-Lorenz-96 and sparse VAR(3) benchmarks of the neural Granger baselines' own papers.
+Lorenz-96 and sparse VAR(3) benchmarks of the neural Granger baselines' own papers; Lorenz-96 on
+random graphs, a nonlinear VAR and an fMRI-like network, and a seeded training mixture of all of
+them over any number of series.
 
 Docs: https://acd-nb.github.io/acd_nb/sims.html.md"""
 
@@ -16,33 +18,52 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'SimConfig', 'random_graphs', 'kuramoto_phase', 'scale_omega',
-           'simulate', 'add_observation_noise', 'plot_graph', 'plot_sample']
+__all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'EXTRA_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'N_STREAMS', 'MIXTURE_SYSTEMS',
+           'OBSERVED_FEATURES', 'SimConfig', 'random_graphs', 'kuramoto_phase', 'scale_omega', 'simulate',
+           'add_observation_noise', 'MixtureConfig', 'simulate_mixture', 'groups_by_nodes', 'plot_graph', 'plot_sample']
 
 # %% ../nbs/01_sims.ipynb #7bf23305
 SYSTEMS = ("springs", "kuramoto")                 # the physics datasets of the paper
 GRANGER_SYSTEMS = ("lorenz96", "var")             # the neural Granger baselines' benchmarks
-N_FEATURES = {"springs": 4, "kuramoto": 4, "lorenz96": 1, "var": 1}
-_OWN_FIELDS = {"lorenz96": ("forcing", "lorenz_dt", "lorenz_substeps", "lorenz_burn_in", "lorenz_noise"),
-               "var": ("var_lag", "var_sparsity", "var_coef", "var_noise", "var_burn_in")}
+EXTRA_SYSTEMS = ("lorenz96_random", "var_nonlinear", "fmri")   # more dynamics for a general model
+N_FEATURES = {"springs": 4, "kuramoto": 4, "lorenz96": 1, "var": 1, "lorenz96_random": 1, "var_nonlinear": 1,
+              "fmri": 1}
+_LORENZ_FIELDS = ("forcing", "lorenz_dt", "lorenz_substeps", "lorenz_burn_in", "lorenz_noise")
+_OWN_FIELDS = {"lorenz96": _LORENZ_FIELDS, "lorenz96_random": _LORENZ_FIELDS + ("lorenz_process_noise",),
+               "var": ("var_lag", "var_sparsity", "var_coef", "var_noise", "var_burn_in"),
+               "var_nonlinear": ("nvar_lag", "nvar_self", "nvar_coef", "nvar_noise", "nvar_burn_in"),
+               "fmri": ("fmri_tr", "fmri_dt", "fmri_sigma", "fmri_coef", "fmri_radius", "fmri_up", "fmri_down",
+                        "fmri_gain", "fmri_noise", "fmri_burn_in")}
 
 # %% ../nbs/01_sims.ipynb #4a1011f8
 def _check_numbers(cfg: SimConfig):
     "Raise `ValueError` for a numeric field of `cfg` out of its range"
     positive = dict(spring_dt=cfg.spring_dt, spring_every=cfg.spring_every, box_size=cfg.box_size,
                     kuramoto_dt=cfg.kuramoto_dt, kuramoto_every=cfg.kuramoto_every, lorenz_dt=cfg.lorenz_dt,
-                    lorenz_substeps=cfg.lorenz_substeps, var_lag=cfg.var_lag, var_coef=cfg.var_coef)
+                    lorenz_substeps=cfg.lorenz_substeps, var_lag=cfg.var_lag, var_coef=cfg.var_coef,
+                    nvar_lag=cfg.nvar_lag, nvar_coef=cfg.nvar_coef, fmri_tr=cfg.fmri_tr, fmri_dt=cfg.fmri_dt,
+                    fmri_sigma=cfg.fmri_sigma, fmri_up=cfg.fmri_up, fmri_down=cfg.fmri_down, fmri_gain=cfg.fmri_gain)
     if cfg.max_force is not None: positive["max_force"] = cfg.max_force
     for name, value in positive.items():
         if not value > 0: raise ValueError(f"{name} must be > 0, got {value}")
     non_negative = dict(spring_k=cfg.spring_k, coupling=cfg.coupling, lorenz_burn_in=cfg.lorenz_burn_in,
-                        lorenz_noise=cfg.lorenz_noise, var_noise=cfg.var_noise, var_burn_in=cfg.var_burn_in)
+                        lorenz_noise=cfg.lorenz_noise, var_noise=cfg.var_noise, var_burn_in=cfg.var_burn_in,
+                        nvar_noise=cfg.nvar_noise, nvar_burn_in=cfg.nvar_burn_in, fmri_coef=cfg.fmri_coef,
+                        fmri_noise=cfg.fmri_noise, fmri_burn_in=cfg.fmri_burn_in,
+                        lorenz_process_noise=cfg.lorenz_process_noise)
     for name, value in non_negative.items():
         if not value >= 0: raise ValueError(f"{name} must be >= 0, got {value}")
     if not cfg.omega_low < cfg.omega_high:
         raise ValueError(f"need omega_low < omega_high, got {cfg.omega_low}, {cfg.omega_high}")
     if cfg.system == "lorenz96" and cfg.n_total < 4:
         raise ValueError(f"Lorenz-96 needs at least 4 series (each is driven by i-2, i-1, i+1), got {cfg.n_total}")
+    if not 0 <= cfg.nvar_self < 1: raise ValueError(f"nvar_self must lie in [0, 1), got {cfg.nvar_self}")
+    if not 0 < cfg.fmri_radius < 1: raise ValueError(f"fmri_radius must lie in (0, 1), got {cfg.fmri_radius}")
+    per_tr = cfg.fmri_tr / cfg.fmri_dt
+    if abs(per_tr - round(per_tr)) > 1e-6 * per_tr:
+        raise ValueError(f"fmri_tr must be a whole number of fmri_dt steps, got {cfg.fmri_tr} / {cfg.fmri_dt}")
+    if cfg.system == "lorenz96_random" and cfg.n_total < 3:
+        raise ValueError(f"lorenz96_random needs at least 3 series (each is driven by two others), got {cfg.n_total}")
     if cfg.system == "var" and not 2 <= int(cfg.var_sparsity * cfg.n_total) <= cfg.n_total:
         raise ValueError(f"var_sparsity * series = {cfg.var_sparsity} * {cfg.n_total} must give "
                          f"2..{cfg.n_total} parents per series (itself and at least one other)")
@@ -88,9 +109,30 @@ class SimConfig:
     var_coef: float = 1.0
     var_noise: float = 0.1
     var_burn_in: int = 100
+    # lorenz96_random: the kicks' std per sqrt time unit (see there)
+    lorenz_process_noise: float = 1.0
+    # var_nonlinear: lag order, self coefficient ~ U[0, nvar_self), cross coefficients of size nvar_coef /
+    # sqrt(in-degree) on tanh of the causes, innovation std, discarded steps
+    nvar_lag: int = 2
+    nvar_self: float = 0.5
+    nvar_coef: float = 1.0
+    nvar_noise: float = 0.3
+    nvar_burn_in: int = 50
+    # fmri (NetSim-like): TR and integration step (s), neural rate (1/s), connection strength, its spectral-radius
+    # cap, mean input up/down durations (s), input gain, observation noise per series std, discarded seconds
+    fmri_tr: float = 3.0
+    fmri_dt: float = 0.1
+    fmri_sigma: float = 10.0
+    fmri_coef: float = 0.5
+    fmri_radius: float = 0.7
+    fmri_up: float = 2.5
+    fmri_down: float = 10.0
+    fmri_gain: float = 0.5
+    fmri_noise: float = 0.1
+    fmri_burn_in: float = 30.0
 
     def __post_init__(self):
-        known = SYSTEMS + GRANGER_SYSTEMS
+        known = SYSTEMS + GRANGER_SYSTEMS + EXTRA_SYSTEMS
         if self.system not in known: raise ValueError(f"unknown system {self.system!r}; choose one of {known}")
         if self.n_nodes < 2: raise ValueError(f"n_nodes must be at least 2, got {self.n_nodes}")
         if self.n_steps < 2: raise ValueError(f"n_steps must be at least 2, got {self.n_steps}")
@@ -98,7 +140,7 @@ class SimConfig:
         if self.n_unobserved < 0: raise ValueError(f"n_unobserved must be >= 0, got {self.n_unobserved}")
         if self.uninfluenced_influencer and self.n_unobserved == 0:
             raise ValueError("uninfluenced_influencer needs a hidden node: set n_unobserved >= 1")
-        if self.uninfluenced_influencer and self.system in GRANGER_SYSTEMS:
+        if self.uninfluenced_influencer and self.system in GRANGER_SYSTEMS + ("lorenz96_random",):
             raise ValueError(f"uninfluenced_influencer rewires drawn graphs; {self.system!r} has no such graph "
                              "(use springs or kuramoto)")
         if self.temperature_alpha is not None:
@@ -118,23 +160,27 @@ class SimConfig:
         return self.n_nodes + self.n_unobserved
 
     def to_dict(self) -> dict:
-        "The fields as a dict; the Lorenz-96 and VAR fields only for those systems (see above)."
-        other = {f for system, fields in _OWN_FIELDS.items() if system != self.system for f in fields}
+        "The fields as a dict; each system's own fields only for that system (see above)."
+        own = set(_OWN_FIELDS.get(self.system, ()))
+        other = {f for system, fields in _OWN_FIELDS.items() if system != self.system for f in fields} - own
         return {k: v for k, v in asdict(self).items() if k not in other}
 
 # %% ../nbs/01_sims.ipynb #1aa406e2
 RNG_BLOCK = 1000
+N_STREAMS = 8   # generators per block for sized draws (the first three are those of the full-block draws)
 
-def _block_draws(n_samples: int, seed: int, draw) -> list[np.ndarray]:
+def _block_draws(n_samples: int, seed: int, draw, sized: bool = False) -> list[np.ndarray]:
     """Run `draw(rngs, RNG_BLOCK)` per block of samples; concatenate and cut to `n_samples`
 
-    `draw` returns a tuple of `(RNG_BLOCK, ...)` arrays."""
+    `draw` returns a tuple of `(RNG_BLOCK, ...)` arrays. `sized`: `draw` is prefix-stable (see above) and is
+    asked only for the samples of the block in use, from `N_STREAMS` generators."""
     if seed < 0: raise ValueError(f"seed must be >= 0, got {seed}")
     n_blocks = -(-n_samples // RNG_BLOCK)
     blocks = []
     for b in range(n_blocks):
-        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, b]).spawn(3)]
-        blocks.append(draw(rngs, RNG_BLOCK))
+        streams = np.random.SeedSequence([seed, b]).spawn(N_STREAMS if sized else 3)
+        rngs = [np.random.default_rng(s) for s in streams]
+        blocks.append(draw(rngs, min(RNG_BLOCK, n_samples - b * RNG_BLOCK) if sized else RNG_BLOCK))
     return [np.concatenate(parts)[:n_samples] for parts in zip(*blocks)]
 
 def random_graphs(rng: np.random.Generator, n_samples: int, n_nodes: int, edge_prob: float) -> np.ndarray:
@@ -366,18 +412,22 @@ def _var_rollout(edges: np.ndarray, innovations: np.ndarray, cfg: SimConfig) -> 
     return x[:, -cfg.n_steps:].transpose(0, 2, 1)[..., None]
 
 # %% ../nbs/01_sims.ipynb #d5ad2063
+# system -> (make_draw, rollout, sized); later sections register the newer systems
+_SYSTEM_PARTS = {"springs": (_springs_draw, _springs_rollout, False),
+                 "kuramoto": (_kuramoto_draw, _kuramoto_rollout, False),
+                 "lorenz96": (_lorenz96_draw, _lorenz96_rollout, False), "var": (_var_draw, _var_rollout, False)}
+
 def _system_parts(cfg: SimConfig):
-    "`(draw, rollout)` of `cfg.system`: the per-block random draws and the batched integrator."
-    return {"springs": (_springs_draw, _springs_rollout), "kuramoto": (_kuramoto_draw, _kuramoto_rollout),
-            "lorenz96": (_lorenz96_draw, _lorenz96_rollout), "var": (_var_draw, _var_rollout)}[cfg.system]
+    "`(make_draw, rollout, sized)` of `cfg.system`: the per-block random draws and the batched integrator."
+    return _SYSTEM_PARTS[cfg.system]
 
 def simulate(cfg: SimConfig, n_samples: int, seed: int, chunk_size: int = 2048) -> dict[str, np.ndarray]:
     "Simulate `n_samples` samples of `cfg` reproducibly from `seed`; see the list above for the returned arrays."
     if not isinstance(cfg, SimConfig): raise ValueError(f"cfg must be a SimConfig, got {type(cfg).__name__}")
     if n_samples < 1: raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     if chunk_size < 1: raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    make_draw, rollout = _system_parts(cfg)
-    draws = _block_draws(n_samples, seed, make_draw(cfg))
+    make_draw, rollout, sized = _system_parts(cfg)
+    draws = _block_draws(n_samples, seed, make_draw(cfg), sized=sized)
     edges = draws[0]
     if cfg.uninfluenced_influencer:
         edges[:, cfg.n_nodes:, :cfg.n_nodes] = 1   # every hidden node drives every observed node
@@ -402,6 +452,265 @@ def add_observation_noise(x, sigma: float, rng: np.random.Generator | int):
     noise = sigma * rng.standard_normal(tuple(x.shape))
     if isinstance(x, torch.Tensor): return x + torch.as_tensor(noise, dtype=x.dtype, device=x.device)
     return (x + noise).astype(x.dtype)
+
+# %% ../nbs/01_sims.ipynb #i4900002
+def _lorenz96_random_draw(cfg: SimConfig):
+    "Sized draw for Lorenz-96 on random triads: graphs and partners, start states, observation noise."
+    m = cfg.n_total
+    def draw(rngs, n):
+        pick = rngs[0].random((n, m, m))
+        pick[:, np.arange(m), np.arange(m)] = np.inf                  # a series is not its own partner
+        partners = pick.argsort(-1)[..., :2]                          # (n, centre, [p, r])
+        p, r, centre = partners[..., 0], partners[..., 1], np.broadcast_to(np.arange(m), (n, m))
+        # monomials x_a x_b of each effect's equation, with signs: a centre term and a partner term can cancel
+        # exactly (when r's own triad is made of q and p_q), and then neither makes an edge
+        terms = np.zeros((n, m, m, m), dtype=np.int8)                 # [b, effect, a, b'] with a <= b'
+        rows = np.arange(n)[:, None]
+        np.add.at(terms, (rows, centre, np.minimum(p, r), np.maximum(p, r)), 1)
+        np.add.at(terms, (rows, r, np.minimum(p, centre), np.maximum(p, centre)), -1)
+        present = terms != 0
+        present = present | present.transpose(0, 1, 3, 2)
+        edges = present.any(-1).transpose(0, 2, 1).astype(np.int8)    # [b, cause, effect]
+        x0 = rngs[1].standard_normal((n, m))
+        noise = rngs[2].standard_normal((n, m, cfg.n_steps), dtype=np.float32)
+        kicks = rngs[3].standard_normal((n, cfg.lorenz_burn_in + cfg.n_steps, m), dtype=np.float32)
+        return edges, partners, x0, noise, kicks
+    return draw
+
+def _lorenz96_random_rhs(partners: np.ndarray, forcing: float):
+    "`rhs(x)`: dx/dt `(B, M)` of the triad system with `partners` `(B, M, 2)`."
+    p, r = partners[..., 0], partners[..., 1]
+    to_r = np.zeros(p.shape + p.shape[-1:])                                # (B, centre, r): one-hot of r_q
+    np.put_along_axis(to_r, r[..., None], 1.0, axis=-1)
+    def rhs(x):
+        x_p = np.take_along_axis(x, p, 1)
+        partner_term = np.matmul((x_p * x)[:, None, :], to_r)[:, 0]      # sum over q with r_q = i of x_p x_q
+        return x_p * np.take_along_axis(x, r, 1) - partner_term - x + forcing
+    return rhs
+
+def _lorenz96_random_rollout(edges, partners, x0, noise, kicks, cfg: SimConfig) -> np.ndarray:
+    """RK4-integrate the triad system from `x0` `(B, M)` -> `(B, M, n_steps, 1)`, as the ring's rollout
+
+    After each sampling interval the state gets a kick `lorenz_process_noise * sqrt(lorenz_dt) * kicks`."""
+    h, rhs = cfg.lorenz_dt / cfg.lorenz_substeps, _lorenz96_random_rhs(partners, cfg.forcing)
+    kick = cfg.lorenz_process_noise * np.sqrt(cfg.lorenz_dt)
+    x = x0.copy()
+    kept = np.empty((cfg.n_steps,) + x.shape)
+    for step in range(cfg.lorenz_burn_in + cfg.n_steps):
+        for _ in range(cfg.lorenz_substeps):
+            k1 = rhs(x); k2 = rhs(x + h / 2 * k1); k3 = rhs(x + h / 2 * k2); k4 = rhs(x + h * k3)
+            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        x = x + kick * kicks[:, step]
+        if step >= cfg.lorenz_burn_in: kept[step - cfg.lorenz_burn_in] = x
+    return (kept.transpose(1, 2, 0) + cfg.lorenz_noise * noise)[..., None]
+
+_SYSTEM_PARTS["lorenz96_random"] = (_lorenz96_random_draw, _lorenz96_random_rollout, True)
+
+# %% ../nbs/01_sims.ipynb #i4900007
+def _var_nonlinear_draw(cfg: SimConfig):
+    "Sized draw for the nonlinear VAR: graphs, signed lag weights, self coefficients, innovations."
+    m, lag = cfg.n_total, cfg.nvar_lag
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        signed = 2 * rngs[1].random((n, lag, m, m)) - 1                 # sign and size from one uniform
+        self_coef = cfg.nvar_self * rngs[2].random((n, m))
+        innovations = rngs[3].standard_normal((n, lag + cfg.nvar_burn_in + cfg.n_steps, m), dtype=np.float32)
+        return edges, signed, self_coef, innovations
+    return draw
+
+def _var_nonlinear_weights(edges: np.ndarray, signed: np.ndarray, cfg: SimConfig) -> np.ndarray:
+    "Lag weights `(B, lag, cause, effect)`: ±(0.5..1) `nvar_coef` / sqrt(in-degree) on the edges, else 0."
+    size = 0.5 + 0.5 * np.abs(signed)
+    scale = cfg.nvar_coef / np.sqrt(np.maximum(edges.sum(1), 1))[:, None, None, :]   # per effect
+    return np.sign(signed) * size * scale * edges[:, None]
+
+def _var_nonlinear_rollout(edges, signed, self_coef, innovations, cfg: SimConfig) -> np.ndarray:
+    "Run the nonlinear VAR for all samples at once -> `(B, M, n_steps, 1)`."
+    w, lag = _var_nonlinear_weights(edges, signed, cfg), cfg.nvar_lag
+    eps = cfg.nvar_noise * innovations.astype(np.float64)
+    x = np.empty_like(eps)                                               # (B, time, M)
+    x[:, :lag] = eps[:, :lag]
+    squashed = np.tanh(x[:, :lag])[:, ::-1].copy()                      # lags 1..L, most recent first
+    for t in range(lag, x.shape[1]):
+        x[:, t] = self_coef * x[:, t - 1] + np.einsum("blce,blc->be", w, squashed) + eps[:, t]
+        squashed = np.concatenate([np.tanh(x[:, t])[:, None], squashed[:, :-1]], 1)
+    return x[:, -cfg.n_steps:].transpose(0, 2, 1)[..., None]
+
+_SYSTEM_PARTS["var_nonlinear"] = (_var_nonlinear_draw, _var_nonlinear_rollout, True)
+
+# %% ../nbs/01_sims.ipynb #i4900011
+_BALLOON = dict(gamma=0.41, alpha=0.32, rho=0.34, v0=0.02, tau=0.98, kappa=0.65)
+
+def _fmri_draw(cfg: SimConfig):
+    "Sized draw for the fMRI-like network: graphs, strengths, input durations and starts, hemodynamics, noise."
+    m = cfg.n_total
+    seconds = cfg.fmri_burn_in + cfg.n_steps * cfg.fmri_tr
+    # switches expected in the run, with a wide margin; past the last one the input stays as it is
+    n_switches = int(3 * seconds / (cfg.fmri_up + cfg.fmri_down)) + 20
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        strength = rngs[1].random((n, m, m))
+        durations = rngs[2].standard_exponential((n, m, n_switches), dtype=np.float32)
+        start = rngs[3].random((n, m))
+        hemo = rngs[4].standard_normal((n, m, 2))
+        noise = rngs[5].standard_normal((n, m, cfg.n_steps), dtype=np.float32)
+        return edges, strength, durations, start, hemo, noise
+    return draw
+
+def _fmri_weights(edges: np.ndarray, strength: np.ndarray, cfg: SimConfig) -> np.ndarray:
+    "Connection strengths W `(B, cause, effect)`, scaled so that each sample's spectral radius <= `fmri_radius`."
+    w = (cfg.fmri_coef + 0.2 * (strength - 0.5)) * edges
+    radius = np.abs(np.linalg.eigvals(w)).max(-1)
+    return w * np.minimum(1.0, cfg.fmri_radius / np.maximum(radius, 1e-12))[:, None, None]
+
+def _fmri_neural_step(w: np.ndarray, cfg: SimConfig) -> tuple[np.ndarray, np.ndarray]:
+    "Exact step over `fmri_dt` of dz/dt = σ(A z + g u): `(propagator, input matrix)`, each `(B, M, M)`."
+    m = w.shape[-1]
+    rate = cfg.fmri_sigma * (w.transpose(0, 2, 1) - np.eye(m))                  # σ A, rows are effects
+    propagator = torch.linalg.matrix_exp(torch.from_numpy(rate * cfg.fmri_dt)).numpy()
+    into = np.linalg.solve(rate, propagator - np.eye(m)) * (cfg.fmri_sigma * cfg.fmri_gain)
+    return propagator, into
+
+def _fmri_rollout(edges, strength, durations, start, hemo, noise, cfg: SimConfig) -> np.ndarray:
+    "Simulate neural states, inputs and balloon hemodynamics; BOLD every TR -> `(B, M, n_steps, 1)`."
+    dt, b = cfg.fmri_dt, _BALLOON
+    propagator, into = _fmri_neural_step(_fmri_weights(edges, strength, cfg), cfg)
+    # input switch times: segment k lasts an exponential of mean `up` or `down`, alternating from the start state
+    up = start < cfg.fmri_up / (cfg.fmri_up + cfg.fmri_down)                      # (B, M) stationary start
+    odd = np.arange(durations.shape[-1]) % 2 == 1
+    in_up = up[..., None] ^ odd                                                   # is segment k an up segment
+    times = np.cumsum(durations * np.where(in_up, cfg.fmri_up, cfg.fmri_down), -1)
+    times = np.concatenate([times, np.full(times.shape[:-1] + (1,), np.inf)], -1)
+    u, segment = up.astype(np.float64), np.zeros(up.shape, dtype=np.int64)
+    next_switch = times[..., 0]
+    tau, kappa = b["tau"] * np.exp(0.2 * hemo[..., 0]), b["kappa"] * np.exp(0.2 * hemo[..., 1])
+    z, s = np.zeros(up.shape), np.zeros(up.shape)
+    f, v, q = np.ones(up.shape), np.ones(up.shape), np.ones(up.shape)
+    per_tr, burn = round(cfg.fmri_tr / dt), round(cfg.fmri_burn_in / dt)
+    bold = np.empty((cfg.n_steps,) + up.shape)
+    k1, k2, k3 = 7 * b["rho"], 2.0, 2 * b["rho"] - 0.2
+    for step in range(1, burn + cfg.n_steps * per_tr + 1):
+        z = np.matmul(propagator, z[..., None])[..., 0] + np.matmul(into, u[..., None])[..., 0]
+        outflow = v ** (1 / b["alpha"])
+        extraction = (1 - (1 - b["rho"]) ** (1 / f)) / b["rho"]
+        s, f, v, q = (s + dt * (z - kappa * s - b["gamma"] * (f - 1)), np.maximum(f + dt * s, 0.05),
+                      np.maximum(v + dt * (f - outflow) / tau, 0.05), q + dt * (f * extraction - outflow * q / v) / tau)
+        switched = step * dt >= next_switch                                       # the input toggles
+        if switched.any():
+            u = np.where(switched, 1 - u, u)
+            segment += switched
+            next_switch = np.take_along_axis(times, segment[..., None], -1)[..., 0]
+        if step > burn and (step - burn) % per_tr == 0:
+            bold[(step - burn) // per_tr - 1] = 100 * b["v0"] * (k1 * (1 - q) + k2 * (1 - q / v) + k3 * (1 - v))
+    bold = bold.transpose(1, 2, 0)                                                # (B, M, time)
+    return (bold + cfg.fmri_noise * bold.std(-1, keepdims=True) * noise)[..., None]
+
+_SYSTEM_PARTS["fmri"] = (_fmri_draw, _fmri_rollout, True)
+
+# %% ../nbs/01_sims.ipynb #i4900015
+MIXTURE_SYSTEMS = ("springs", "kuramoto", "lorenz96_random", "var", "var_nonlinear", "fmri")
+OBSERVED_FEATURES = {"springs": (0, 1), "kuramoto": (1,), "lorenz96": (0,), "lorenz96_random": (0,), "var": (0,),
+                     "var_nonlinear": (0,), "fmri": (0,)}   # what a user records: positions, sin φ, values, BOLD
+
+def _check_range(name: str, pair, low: float, high: float | None = None):
+    "`ValueError` unless `pair` is (a, b) with low <= a <= b (<= high)."
+    ok = len(pair) == 2 and low <= pair[0] <= pair[1] and (high is None or pair[1] <= high)
+    if not ok: raise ValueError(f"{name} must be (low, high) with {low} <= low <= high"
+                                f"{'' if high is None else f' <= {high}'}, got {pair}")
+
+@dataclass(frozen=True)
+class MixtureConfig:
+    "What a training mixture draws from; ranges are (low, high), drawn uniformly, integers inclusive"
+    systems: tuple[str, ...] = MIXTURE_SYSTEMS
+    weights: tuple[float, ...] | None = None    # relative frequency of each system; None: equal
+    n_nodes: tuple[int, int] = (3, 30)
+    n_steps: tuple[int, int] = (50, 200)
+    batch_size: int = 32
+    in_degree: tuple[float, float] = (1.0, 4.0)  # mean causes per series
+    step_scale: tuple[float, float] = (0.5, 2.0)  # times each system's default sampling interval
+    noise: tuple[float, float] = (0.0, 0.2)      # observation noise std on standardised series
+    missing_rate: tuple[float, float] = (0.0, 0.2)
+    missing_kind: str = "both"
+    gap_length: float = 5.0
+
+    def __post_init__(self):
+        unknown = [s for s in self.systems if s not in OBSERVED_FEATURES]
+        if not self.systems or unknown:
+            raise ValueError(f"systems must be a non-empty subset of {tuple(OBSERVED_FEATURES)}, got {self.systems}")
+        if self.weights is not None and (len(self.weights) != len(self.systems) or min(self.weights) < 0
+                                         or sum(self.weights) <= 0):
+            raise ValueError(f"weights must be one non-negative number per system with a positive sum, got {self.weights}")
+        low_nodes = 4 if "lorenz96" in self.systems else 3
+        _check_range("n_nodes", self.n_nodes, low_nodes)
+        _check_range("n_steps", self.n_steps, 2)
+        _check_range("in_degree", self.in_degree, 0.0)
+        _check_range("step_scale", self.step_scale, 1e-3)
+        _check_range("noise", self.noise, 0.0)
+        _check_range("missing_rate", self.missing_rate, 0.0, 0.999)
+        if self.batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        from acd_nb.data import check_missing   # data builds on this module: imported at first use
+        check_missing(self.missing_rate, self.missing_kind, self.gap_length)
+
+# %% ../nbs/01_sims.ipynb #i4900016
+def _group_config(system: str, n: int, t: int, cfg: MixtureConfig, rng: np.random.Generator) -> tuple[SimConfig, float]:
+    "The `SimConfig` of one group and its sampling interval (in the system's time units)."
+    degree, scale = rng.uniform(*cfg.in_degree), rng.uniform(*cfg.step_scale)
+    density = min(1.0, degree / (n - 1))
+    if system == "springs":
+        every = max(1, round(100 * scale))
+        return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, spring_every=every), every * 0.001
+    if system == "kuramoto":
+        every = max(1, round(10 * scale))
+        return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, kuramoto_every=every), every * 0.01
+    if system in ("lorenz96", "lorenz96_random"):
+        step = 0.1 * scale
+        sim = SimConfig(system, n_nodes=n, n_steps=t, forcing=rng.uniform(8.0, 16.0), lorenz_dt=step,
+                        lorenz_substeps=max(1, int(np.ceil(step / 0.01 - 1e-9))), lorenz_burn_in=100, lorenz_noise=0.0)
+        return sim, step
+    if system == "var":
+        others = int(np.clip(round(degree), 1, n - 1))
+        return SimConfig(system, n_nodes=n, n_steps=t, var_sparsity=(others + 1.5) / n), 1.0
+    if system == "var_nonlinear":
+        return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density), 1.0
+    tr = 0.1 * max(1, round(15 * scale))                                   # fmri: 1.5 s x scale, whole 0.1 s steps
+    return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, fmri_tr=tr, fmri_noise=0.0), tr
+
+def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int) -> list[dict]:
+    """`n_groups` training batches of the mixture `cfg`, reproducible from `seed`
+
+    Each group is a dict: `x` float32 `(batch, nodes, time, features)` with NaN where not observed, `observed`
+    bool `(batch, nodes, time)`, `edges` int8 `(batch, nodes, nodes)`, `system` `(batch,)` names, `noise` float32
+    `(batch,)`, and the group's `n_nodes`, `step` (sampling interval) and `sim` (its `SimConfig`)."""
+    from acd_nb.data import missing_mask   # data builds on this module: imported at first use
+    if not isinstance(cfg, MixtureConfig): raise ValueError(f"cfg must be a MixtureConfig, got {type(cfg).__name__}")
+    if n_groups < 1: raise ValueError(f"n_groups must be >= 1, got {n_groups}")
+    if seed < 0: raise ValueError(f"seed must be >= 0, got {seed}")
+    weights = np.ones(len(cfg.systems)) if cfg.weights is None else np.asarray(cfg.weights, dtype=np.float64)
+    groups = []
+    for g in range(n_groups):
+        rng_group, rng_noise, rng_mask = (np.random.default_rng(s) for s in np.random.SeedSequence([seed, g]).spawn(3))
+        system = cfg.systems[rng_group.choice(len(cfg.systems), p=weights / weights.sum())]
+        n, t = int(rng_group.integers(cfg.n_nodes[0], cfg.n_nodes[1] + 1)), int(rng_group.integers(*cfg.n_steps) if
+                                                                                    cfg.n_steps[0] < cfg.n_steps[1] else cfg.n_steps[0])
+        sim, step = _group_config(system, n, t, cfg, rng_group)
+        raw = simulate(sim, cfg.batch_size, seed=int(rng_group.integers(2 ** 31)))
+        x = raw["x"][..., list(OBSERVED_FEATURES[system])].astype(np.float64)
+        x -= x.mean((1, 2), keepdims=True)
+        x /= np.maximum(x.std((1, 2, 3), keepdims=True), 1e-12)                 # one scale per sample
+        noise = rng_noise.uniform(*cfg.noise, size=cfg.batch_size)
+        x += noise[:, None, None, None] * rng_noise.standard_normal(x.shape)
+        observed = missing_mask((cfg.batch_size, n, t), cfg.missing_rate, cfg.missing_kind, cfg.gap_length, rng_mask)
+        x[~observed] = np.nan
+        groups.append(dict(x=x.astype(np.float32), observed=observed, edges=raw["edges"],
+                           system=np.full(cfg.batch_size, system), noise=noise.astype(np.float32),
+                           n_nodes=n, step=float(step), sim=sim))
+    return groups
+
+def groups_by_nodes(groups: list[dict]) -> dict[int, list[dict]]:
+    "The groups of `simulate_mixture` keyed by their number of series N, in order."
+    by_n = {}
+    for group in groups: by_n.setdefault(group["n_nodes"], []).append(group)
+    return dict(sorted(by_n.items()))
 
 # %% ../nbs/01_sims.ipynb #b93accbe
 def _to_array(a) -> np.ndarray:
@@ -446,8 +755,8 @@ def plot_sample(x, edges, system: str = "springs", feature: int = 1, axes=None, 
     "Plot one sample `x` `(nodes, time, features)` and its graph `edges` `(nodes, nodes)`; return the figure."
     x = _to_array(x)
     if x.ndim != 3: raise ValueError(f"x must be one sample of shape (nodes, time, features), got {x.shape}")
-    if system not in SYSTEMS + GRANGER_SYSTEMS:
-        raise ValueError(f"unknown system {system!r}; choose one of {SYSTEMS + GRANGER_SYSTEMS}")
+    known = SYSTEMS + GRANGER_SYSTEMS + EXTRA_SYSTEMS
+    if system not in known: raise ValueError(f"unknown system {system!r}; choose one of {known}")
     if not 0 <= feature < x.shape[-1]: raise ValueError(f"feature {feature} out of range for {x.shape[-1]} feature(s)")
     if tuple(np.shape(edges)) != (x.shape[0],) * 2:
         raise ValueError(f"edges must have shape ({x.shape[0]}, {x.shape[0]}) to match x, got {tuple(np.shape(edges))}")
