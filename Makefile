@@ -31,8 +31,9 @@ $(DEV_STAMP): $(STAMP)
 demo: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/acd demo --out _reports/demo
 
-# the pytest suite in two processes (pytest-xdist), then the docs build (tests/test_docs.py), which executes every
-# notebook once, its test cells included: that is the notebooks' test run (see that file). The suite also fails when
+# the pytest suite in two processes (pytest-xdist), the notebooks' own tests among them (tests/test_notebooks.py runs
+# each library notebook into the docs build's cache; the experiment tests keep their runs as the experiments' pages),
+# then the docs build (tests/test_docs.py), which renders those executed copies. The suite also fails when
 # nbdev-export / nbdev-clean would change anything. One torch thread per process: oversubscribed cores slow torch
 # down ~100x.
 test: $(DEV_STAMP)

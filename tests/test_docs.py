@@ -1,15 +1,16 @@
 """The docs site builds offline (tools/build_docs.py, what `make docs` runs): every notebook has a page with its
 title and its figures, each module an API reference page, and Chromium renders pages that are not blank.
 
-The build executes every notebook top to bottom, test cells included, so it is also the run of the component
-notebooks' tests (the build stops on a failing cell; `test_every_notebook_has_a_page_with_its_title_and_figures`
-checks each executed copy for errors): `make test` runs this file after the rest of the suite, instead of a second
-execution of the same notebooks by `nbdev-test` (no notebook has `#| eval: false` cells, the one difference
-between the two, and a test below keeps it so).
+The build executes every notebook top to bottom, test cells included (the build stops on a failing cell;
+`test_every_notebook_has_a_page_with_its_title_and_figures` checks each executed copy for errors), as nbdev-test
+would (no notebook has `#| eval: false` cells, the one difference between the two, and a test below keeps it so).
+`make test` runs this file after the rest of the suite.
 
 The build reuses the executed notebooks cached in _docs_build/ (keyed by notebook, library sources and
-parameters), so after `make docs` this test only renders; on a fresh clone it executes every notebook
-(experiments at ci scale), a few minutes. Screenshots are kept in _docs_build/screenshots/.
+parameters), so after `make docs`, or after the rest of the suite (tests/test_notebooks.py executes the library
+notebooks into that cache, and the experiment tests keep their runs with a page's parameters), this test only
+renders; run alone on a fresh clone it executes every notebook (experiments at ci scale), several minutes.
+Screenshots are kept in _docs_build/screenshots/.
 """
 import ast
 import html
@@ -26,8 +27,7 @@ from PIL import Image
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
-import build_docs  # noqa: E402
+import build_docs
 
 NAMES = build_docs.notebook_names()
 MODULES = sorted(p.stem for p in (ROOT / "acd_nb").glob("*.py") if not p.stem.startswith("_"))
@@ -98,7 +98,9 @@ def test_results_page_and_report_pages(site):
 def test_pages_show_no_machine_paths(site):
     # experiment outputs print their out_dir (an absolute path under the build folder) and results.json's location
     for name in NAMES:
-        assert str(ROOT) not in (site / f"{name}.html").read_text(), f"{name}.html shows a path of the build machine"
+        page = (site / f"{name}.html").read_text()
+        assert str(ROOT) not in page, f"{name}.html shows a path of the build machine"
+        assert "pytest-of-" not in page, f"{name}.html shows a test's temporary folder (a copy kept from a test run)"
 
 
 def test_hidden_cells_and_directives_stay_out(site):

@@ -6,6 +6,7 @@ import nbformat
 import papermill as pm
 import pytest
 
+import build_docs
 from conftest import ROOT
 
 EXPERIMENTS = sorted(p.stem for p in (ROOT / "nbs").glob("exp_*.ipynb"))
@@ -21,11 +22,14 @@ def test_first_code_cell_is_tagged_parameters(name):
 
 
 def run_experiment(name, tmp_path, **params):
-    "Execute nbs/<name>.ipynb with papermill into tmp_path; return its results.json."
+    """Execute nbs/<name>.ipynb with papermill into tmp_path; return its results.json
+
+    A run with the parameters of the notebook's docs page is kept as that page (`build_docs.keep_executed`)."""
     out_dir = tmp_path / name
     pm.execute_notebook(str(ROOT / "nbs" / f"{name}.ipynb"), str(tmp_path / f"{name}.out.ipynb"),
                         parameters={"scale": "ci", "out_dir": str(out_dir), **params},
                         cwd=str(ROOT / "nbs"), kernel_name="python3", execution_timeout=600, progress_bar=False)
+    build_docs.keep_executed(name, tmp_path / f"{name}.out.ipynb")
     return strict_json((out_dir / "results.json").read_text())
 
 

@@ -59,7 +59,6 @@ def test_packed_runs_unpack_whole_and_resume(trained, tmp_path):
 
 def pack_mib(root) -> float:
     "MiB of the three runs packed whole"
-    sys.path.insert(0, str(ROOT / "tools"))
     from pack_runs import archive, packed_run
     return len(archive([f for run in sorted((root / "runs").iterdir()) for f in packed_run(run)])) / 2**20
 
@@ -87,7 +86,6 @@ def test_pieces_are_gzip_and_old_plain_pieces_unpack(trained, tmp_path):
     root, _ = trained
     subprocess.run(TOOL + [str(root / "runs"), str(tmp_path / "z")], check=True)
     assert (tmp_path / "z.tar.1of1").read_bytes()[:2] == b"\x1f\x8b"
-    sys.path.insert(0, str(ROOT / "tools"))
     from pack_runs import packed_run, tar_of
     (tmp_path / "plain.tar.1of1").write_bytes(tar_of([f for run in sorted((root / "runs").iterdir()) for f in packed_run(run)]))
     for piece, into in (("z.tar.1of1", "from_gzip"), ("plain.tar.1of1", "from_plain")):
@@ -204,7 +202,6 @@ def _tar(members) -> bytes:
 def test_unpack_writes_only_run_files_inside_into(trained, tmp_path):
     "Issue 51, S1: links, special members and paths out of --into refuse the whole tar in one line, nothing written."
     import argparse, io, tarfile
-    sys.path.insert(0, str(ROOT / "tools"))
     from pack_runs import unpack
     root, _ = trained
     last = (root / "runs" / "a_seed0" / "last.pt").read_bytes()

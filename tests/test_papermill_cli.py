@@ -9,6 +9,7 @@ import subprocess
 import nbformat
 import pytest
 
+import build_docs
 from conftest import BIN, ROOT
 from test_experiments import EXPERIMENTS, assert_claims, strict_json
 
@@ -116,6 +117,7 @@ def run_example(name, tmp_path) -> dict:
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, f"`{EXAMPLES[name]['command']}` failed:\n{done.stderr[-4000:]}"
     assert (tmp_path / "_reports" / f"{name}.ipynb").stat().st_size > 0
+    build_docs.keep_executed(name, tmp_path / "_reports" / f"{name}.ipynb", root=tmp_path)  # its docs page, if it ran as that does
     return strict_json((tmp_path / "_reports" / name / "results.json").read_text())
 
 

@@ -11,9 +11,8 @@ import pytest
 from conftest import ROOT
 from test_experiments import assert_claims, strict_json
 
-sys.path.insert(0, str(ROOT / "tools"))
-import make_reports  # noqa: E402
-import train_parallel as tp  # noqa: E402
+import make_reports
+import train_parallel as tp
 
 REPORTS = sorted(p.parent for p in ROOT.glob("reports/*/*/results.json"))
 

@@ -10,7 +10,10 @@ processors do and hands the notebooks to mkdocs-jupyter; mkdocstrings adds an AP
    their results and figures written under the build folder. Datasets are cached in
    `<build>/acd_data/<library hash>` (`ACD_DATA_DIR`), never in the user's cache; `ACD_NETSIM_DIR` is
    left as it is. Executed copies stay in `<build>/executed/`, keyed by a hash of the notebook, the `acd_nb` sources
-   and the parameters: an unchanged notebook is not run again. Nothing is written into `nbs/`.
+   and the parameters: an unchanged notebook is not run again. Nothing is written into `nbs/`. The test suite fills
+   the same cache: `tests/test_notebooks.py` executes each library notebook with `execute_for_docs`, and an
+   experiment test that runs a notebook with its page's parameters hands the executed copy over with
+   `keep_executed`, so `make test` runs no notebook twice for the same result.
 2. process: as nbdev's docs do, cells marked `#| hide` and the sources of `#| export` cells are left
    out (their `show_doc` output documents them), `#|` lines are removed, `#| echo: false` hides a
    cell's input and `#| output: false` its output.
@@ -41,15 +44,27 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / "nbs"
 # bump when the execution step changes in a way that makes cached executed notebooks stale
-EXECUTE_FORMAT = 1
+EXECUTE_FORMAT = 2
+DOCS_BUILD = ROOT / "_docs_build"
 EXPERIMENT_PARAMETERS = {"scale": "ci"}
-# On top of scale="ci", the slowest sweeps are cut to what their tests run, so that `make docs` executes every
-# notebook in minutes on 2 cores; each page shows the parameters it ran with.
+# On top of scale="ci", each experiment's page runs with the parameters of one of its tests (named beside it), so that
+# the test's executed copy is the page (`keep_executed`) and `make test` runs it once; each page shows its parameters.
 DOCS_PARAMETERS = {
-    "exp_kuramoto": {"baselines": ["linear_granger", "mi", "te"]},  # NGC, eSRU, MPIR: ~1 s per sample each
-    "exp_noise": {"sigma": [0.0, 0.1], "systems": ["springs"]},
-    "exp_training_size": {"systems": ["springs"]},
-    "exp_temperature": {"methods": ["latent", "none"]},
+    "exp_baselines": {"seeds": [0]},  # tests/test_experiments.py::test_exp_baselines
+    "exp_datasets": {"sigma": 0.1, "systems": ["kuramoto", "springs"]},  # ::test_exp_datasets_uses_injected_parameters
+    "exp_granger": {"n_graphs": 3, "prediction_steps": [1, 3]},  # ::test_exp_granger_claim
+    # ::test_exp_kuramoto_table1 (NGC, eSRU, MPIR take ~1 s per sample each)
+    "exp_kuramoto": {"baselines": ["linear_granger", "mi", "te"], "n_baseline_samples": 32, "tta_steps": 5},
+    "exp_missing": {"baselines": ["linear_granger", "mi"]},  # ::test_exp_missing
+    "exp_netsim": {"tta_lr": 0.02, "tta_steps": 50},  # ::test_exp_netsim_table2
+    "exp_noise": {"sigma": 0.1},  # tests/test_papermill_cli.py::test_exp_noise_sigma_alone (the introduction's command)
+    "exp_particles": {"methods": ["enc+tta"], "tta_steps": 30},  # ::test_exp_particles_auroc_and_prediction
+    "exp_pretrained": {"systems": "kuramoto", "observables": {"kuramoto": [1]}},  # test_papermill_cli's example
+    # tests/test_exp_temperature.py
+    "exp_temperature": {"alpha": 2.0, "methods": ["latent", "none"], "seeds": [1], "oracle_seed": 1},
+    "exp_training_size": {"train_sizes": [256, 32], "systems": ["springs"]},  # ::test_exp_training_size
+    # tests/test_exp_unobserved.py::test_exp_unobserved_table_and_figures
+    "exp_unobserved": {"methods": ["observed", "supervised", "none", "mean", "latent"], "preset_overrides": {"epochs": 30}},
 }
 CELL_TIMEOUT_S = 600
 REMOVE_INPUT = "remove_input"  # cell tag; mkdocs.yml hands it to nbconvert's TagRemovePreprocessor
@@ -131,6 +146,36 @@ def execution_key(name: str, params: dict, library_digest: str) -> str:
     return h.hexdigest()
 
 
+def docs_parameters(name: str) -> dict:
+    "The parameters a notebook's page runs with (experiments: `EXPERIMENT_PARAMETERS` and `DOCS_PARAMETERS`), out_dir aside."
+    return {**EXPERIMENT_PARAMETERS, **DOCS_PARAMETERS.get(name, {})} if name.startswith("exp_") else {}
+
+
+def _relocated(nb, out_dir: str | None, name: str, root: Path | None = None):
+    "`nb` with its run's out_dir shown as the notebook's default `_reports/<name>` and `root` (its working folder) removed."
+    swaps = ([(str(out_dir), f"_reports/{name}")] if out_dir else []) + ([(f"{root}{os.sep}", "")] if root else [])
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        for out in cell.outputs:
+            for field, kind in [("text", None), *(("data", k) for k in ("text/plain", "text/html", "text/markdown"))]:
+                holder = out if kind is None else out.get("data", {})
+                key = field if kind is None else kind
+                if isinstance(holder.get(key), str):
+                    for old, new in swaps: holder[key] = holder[key].replace(old, new)
+    return nb
+
+
+def _cached_key(path: Path) -> str | None:
+    return nbformat.read(path, as_version=4).metadata.get("acd_docs", {}).get("key") if path.exists() else None
+
+
+def _write_executed(nb, path: Path, **record):
+    "Write an executed copy with its `acd_docs` record, atomically (a half-written copy is never taken for a cached one)."
+    nb.metadata["acd_docs"] = record
+    partial = path.with_suffix(".partial.ipynb")
+    nbformat.write(nb, partial)
+    partial.replace(path)
+
+
 def _execute(name: str, params: dict, key: str, out_path: str) -> float:
     "Run one notebook (in a worker process); the executed copy is written to out_path only on success."
     import papermill as pm
@@ -142,11 +187,51 @@ def _execute(name: str, params: dict, key: str, out_path: str) -> float:
     pm.execute_notebook(nb, str(partial), parameters=params, kernel_name="python3", cwd=str(NBS),
                         execution_timeout=CELL_TIMEOUT_S, progress_bar=False)
     seconds = time.perf_counter() - start
-    done = nbformat.read(partial, as_version=4)
-    done.metadata["acd_docs"] = {"key": key, "seconds": round(seconds, 1), "parameters": params}
-    nbformat.write(done, partial)
-    partial.replace(out_path)
+    done = _relocated(nbformat.read(partial, as_version=4), params.get("out_dir"), name)
+    _write_executed(done, Path(out_path), key=key, seconds=round(seconds, 1), parameters=docs_parameters(name))
     return seconds
+
+
+def keep_executed(name: str, executed_path, root: Path | None = None, build: Path = DOCS_BUILD) -> bool:
+    """Keep a notebook that a test ran through papermill as its docs page's executed copy, if it ran as the page runs
+
+    True when `executed_path` ran `nbs/<name>.ipynb` with `docs_parameters(name)` (whatever its out_dir), without an
+    error, on the current library, and the page needs no cell the test's copy lacks (`add_show_docs`); the first such
+    copy is kept. `root`: the folder it ran in, removed from the paths its outputs show."""
+    nb = nbformat.read(executed_path, as_version=4)
+    ran = dict(nb.metadata.get("papermill", {}).get("parameters", {}))
+    out_dir = ran.pop("out_dir", None)
+    if name.startswith("exp_"): ran = {**EXPERIMENT_PARAMETERS, **ran}
+    page = docs_parameters(name)
+    source = nbformat.read(NBS / f"{name}.ipynb", as_version=4)
+    if (json.dumps(ran, sort_keys=True) != json.dumps(page, sort_keys=True)
+            or len(add_show_docs(source).cells) != len(source.cells)
+            or any(out.output_type == "error" for c in nb.cells for out in c.get("outputs", []))):
+        return False
+    key, path = execution_key(name, page, _sources_digest()), build / "executed" / f"{name}.ipynb"
+    if _cached_key(path) == key: return True
+    path.parent.mkdir(parents=True, exist_ok=True)
+    seconds = nb.metadata.get("papermill", {}).get("duration")
+    _write_executed(_relocated(nb, out_dir, name, root), path, key=key, parameters=page,
+                    seconds=round(seconds, 1) if seconds else None)
+    return True
+
+
+def docs_environment(build: Path, digest: str) -> dict[str, str]:
+    "What the notebooks' kernels see: one torch thread, datasets cached per library version under build, `acd` on PATH."
+    return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),  # oversubscribed cores slow torch down ~100x
+            "ACD_DATA_DIR": str(build.resolve() / "acd_data" / digest[:16]),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def execute_for_docs(name: str, build: Path = DOCS_BUILD) -> Path:
+    "Execute one notebook as the docs build does, into its cache (nothing runs when the cached copy is current)."
+    digest, saved = _sources_digest(), dict(os.environ)
+    os.environ.update(docs_environment(build, digest))
+    try: return execute_all([name], build.resolve(), 1, digest)[name]
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def execute_all(names: list[str], build: Path, workers: int, digest: str) -> dict[str, Path]:
@@ -155,12 +240,10 @@ def execute_all(names: list[str], build: Path, workers: int, digest: str) -> dic
     executed.mkdir(parents=True, exist_ok=True)
     todo, paths = [], {}
     for name in names:
-        params = ({**EXPERIMENT_PARAMETERS, **DOCS_PARAMETERS.get(name, {}), "out_dir": str(build / "reports" / name)}
-                  if name.startswith("exp_") else {})
-        key, path = execution_key(name, params, digest), executed / f"{name}.ipynb"
+        params = {**docs_parameters(name), "out_dir": str(build / "reports" / name)} if name.startswith("exp_") else {}
+        key, path = execution_key(name, docs_parameters(name), digest), executed / f"{name}.ipynb"
         paths[name] = path
-        cached = nbformat.read(path, as_version=4).metadata.get("acd_docs", {}).get("key") if path.exists() else None
-        if cached != key: todo.append((name, params, key, str(path)))
+        if _cached_key(path) != key: todo.append((name, params, key, str(path)))
     print(f"executing {len(todo)} of {len(names)} notebooks ({len(names) - len(todo)} unchanged since their last run)", flush=True)
     # the experiments take longest: start them first so both workers stay busy to the end
     todo.sort(key=lambda job: not job[0].startswith("exp_"))
@@ -353,14 +436,12 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
 
     t0 = time.perf_counter()
     build, site_dir = build.resolve(), site_dir.resolve()
-    os.environ.setdefault("OMP_NUM_THREADS", "1")  # oversubscribed cores slow torch down ~100x
     # datasets cached per library version: a changed simulator must not reuse data made by the old one
     digest = _sources_digest()
     data_root = build / "acd_data"
     for stale in (data_root.iterdir() if data_root.is_dir() else []):
         if stale.name != digest[:16]: shutil.rmtree(stale, ignore_errors=True)
-    os.environ["ACD_DATA_DIR"] = str(data_root / digest[:16])
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `acd` in the notebooks
+    os.environ.update(docs_environment(build, digest))
     names = notebook_names(only)
     executed = execute_all(names, build, workers, digest)
     t_exec = time.perf_counter() - t0
@@ -405,7 +486,7 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--site-dir", type=Path, default=ROOT / "_site", help="where the HTML site goes (default _site/)")
-    ap.add_argument("--build-dir", type=Path, default=ROOT / "_docs_build",
+    ap.add_argument("--build-dir", type=Path, default=DOCS_BUILD,
                     help="executed notebooks, experiment outputs, datasets and page sources (default _docs_build/)")
     ap.add_argument("--workers", type=int, default=2, help="notebooks executed at once (default 2)")
     ap.add_argument("--only", nargs="+", help="build only these notebooks (stems, e.g. index 00_core)")
