@@ -36,12 +36,12 @@ def test_bench_ensemble_prints_its_lines():
     "bench/bench_ensemble.py, the first phase of a device call, runs end to end on the CPU (one step per epoch)."
     cmd = [sys.executable, str(ROOT / "bench" / "bench_ensemble.py"), "--models", "springs_mlp", "--ks", "1", "--steps", "1",
            "--threads", "1", "--profile-k", "2", "--profile-compile", "off", "--profile-models", "springs_mlp",
-           "--stack", "on"]
+           "--stack", "on", "--dtype", "fp32"]  # fp32: bf16 computes as fp32 where it is not native, which doubles the bytes
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stderr
     lines = dict(line.split(": ", 1) for line in res.stdout.splitlines() if ": " in line)
     assert float(lines["springs_mlp_gflop_per_sample"]) == pytest.approx(0.634, abs=1e-3)
-    assert 20 < float(lines["springs_mlp_unfused_mb_per_sample"]) < 50  # 31.9 measured
+    assert 40 < float(lines["springs_mlp_unfused_mb_per_sample"]) < 75  # 56.3 measured (bf16 where native: 31.9)
     assert float(lines["springs_mlp_k1_samples_per_s"]) > 0
     assert float(lines["springs_mlp_k2_profile_ms_per_step"].split()[0]) > 0
     profiled = [line for line in res.stdout.splitlines() if line.startswith("springs_mlp_k2_profile: ")]
