@@ -158,8 +158,12 @@ class LinearGranger(Baseline):
         coef = torch.linalg.lstsq(a, b, driver="gelsd").solution
         rss_restricted = ((b - a @ coef) ** 2).numpy().reshape(n_nodes, n, n_nodes, n_feats).sum((1, 3))
         q = p * n_feats                                                         # rss_restricted: (cause, effect)
-        explained = rss_full > 1e-10 * n        # a constant (standardised to 0) effect has nothing to explain: score 0
-        f_stat = (rss_restricted - rss_full) / q / np.where(explained, rss_full, 1.0) * (n - k)
+        tss = (target ** 2).reshape(n, n_nodes, n_feats).sum((0, 2))                       # (effect,)
+        explained = tss > 1e-10 * n             # a constant (standardised to 0) effect has nothing to explain: score 0
+        # an effect the full VAR fits exactly (a noiseless linear system: springs) keeps the order of its causes: its
+        # residual is floored at 1e-12 of its sum of squares instead of scoring every cause 0
+        rss_floor = np.where(explained, np.maximum(rss_full, 1e-12 * tss), 1.0)
+        f_stat = (rss_restricted - rss_full) / q / rss_floor * (n - k)
         return np.where(explained, f_stat, 0.0)
 
 # %% ../nbs/30_baselines.ipynb #e9b63a86
