@@ -22,7 +22,8 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'MAX_TTA_STEPS', 'RECORDINGS_ONLY', 'COMMANDS', 'SOME_FAILED', 'main']
+__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'MAX_TTA_STEPS', 'SELECT_CHOICES', 'RECORDINGS_ONLY', 'COMMANDS',
+           'SOME_FAILED', 'main']
 
 # %% ../nbs/42_cli.ipynb #90727589
 # offered without importing the library (see above); the cell below checks them against acd_nb.sims, .core and .data
@@ -108,6 +109,8 @@ def _add_train(sub):
     _add_recordings_options(train)
 
 # %% ../nbs/42_cli.ipynb #903e1303
+SELECT_CHOICES = ("loss", "auroc")  # `acd train --select`, as `acd_nb.train.SELECT` (not imported: no torch here)
+
 def _add_recordings_options(train):
     "The options of `acd train --data` on a user's recordings (not a dataset folder of `acd simulate`)"
     rec = train.add_argument_group("a user's recordings (--data: files or a folder of .csv/.npy/.npz, no labels)")
@@ -120,6 +123,12 @@ def _add_recordings_options(train):
     rec.add_argument("--patience", type=_number(1, kind=int),
                      help="stop after this many epochs without a lower validation loss (default 20)")
     rec.add_argument("--init", help="start from a trained model: a run or model folder, or pretrained:NAME")
+    rec.add_argument("--graphs", help="known graphs, for scoring only: a folder with a CSV per recording named like it, "
+                     "or one CSV for all (header row of series names, one row per series named in the first column; "
+                     "rows cause, columns effect, 0/1); history.json then records the validation AUROC per epoch")
+    rec.add_argument("--select", choices=SELECT_CHOICES, help="the validation score that chooses the epoch kept and "
+                     "stops training: loss (default: the lowest validation loss, NLL + KL) or auroc (the highest "
+                     "AUROC against --graphs)")
 
 # %% ../nbs/42_cli.ipynb #0a71cd8c
 def _add_model_args(p):
@@ -151,7 +160,11 @@ def _add_infer(sub):
     inf.add_argument("--stride", type=int, help="steps between the windows in which an MLP encoder reads a recording "
                      "longer than its window (default: half the window; at most the window)")
     inf.add_argument("--shared", action="store_true", help="one graph for the whole collection, which shares it: the "
-                     "decoder and one q(z) fitted to all recordings (the paper's Netsim protocol); --tta-steps, --tta-lr")
+                     "decoder and one q(z) fitted to all recordings (the paper's Netsim protocol); --joint-steps, "
+                     "--tta-steps, --tta-lr")
+    inf.add_argument("--joint-steps", type=_number(1, MAX_TTA_STEPS, kind=int),
+                     help="with --shared: steps fitting the decoder and the shared q(z) together (default 500), "
+                     "before --tta-steps of q(z) alone (default 200)")
 
 def _add_evaluate(sub):
     ev = sub.add_parser("evaluate", help="score a model: AUROC, accuracy and prediction MSE with 95%% CIs")
@@ -251,6 +264,7 @@ def _infer(args):
     from acd_nb.pretrained import load_model
     loaded = load_model(_model_source(args))
     if args.shared: return _infer_shared(args, loaded)
+    if args.joint_steps is not None: raise ValueError("--joint-steps applies to --shared (one graph for the collection)")
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
                           figures=not args.no_figures, stride=args.stride, progress=sys.stderr.isatty())
     for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
@@ -266,7 +280,7 @@ def _evaluate(args):
     print(format_evaluation(res))
 
 # %% ../nbs/42_cli.ipynb #014cb99e
-RECORDINGS_ONLY = ("time_column", "window", "stride", "patience", "init")  # options of `acd train` on recordings
+RECORDINGS_ONLY = ("time_column", "window", "stride", "patience", "init", "graphs", "select")  # of `acd train` on recordings
 
 def _is_recordings(data: list[str]) -> bool:
     "Whether `acd train --data` names a user's recordings, not a dataset folder of `acd simulate`"
@@ -290,17 +304,20 @@ def _train_recordings(args, model: dict, train: dict):
     _check_out_is_not_input(Path(args.out), args.data)
     if args.patience is not None: train["patience"] = args.patience
     res = train_recordings(args.data, args.out, args.preset, args.seed, args.window, args.stride, _hold_out(args.hold_out),
-                           args.time_column, model=model, train=train, threads=args.threads, init=args.init)
+                           args.time_column, model=model, train=train, threads=args.threads, init=args.init,
+                           graphs=args.graphs, select=args.select or "loss")
     history, data = res["history"], res["data"].info
-    best = min(history, key=lambda h: h["valid_loss"]) if history else {}
+    best = next((h for h in history if h["epoch"] == res["best_epoch"]), {})
+    auroc = f", AUROC {best['valid_auroc']:.3f} against --graphs" if "valid_auroc" in best else ""
     print(f"trained on {len(data['files'])} recording(s) ({data['n_train']} windows of {data['steps_train']} steps), "
           f"validated on {len(data['valid_files'])} held out: {history[-1]['epoch'] if history else 0} epochs in "
           f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation NLL "
-          f"{best.get('valid_nll', float('nan')):.5g}): {Path(args.out) / 'best.pt'}; card: {Path(args.out) / 'card.md'}")
+          f"{best.get('valid_nll', float('nan')):.5g}{auroc}): {Path(args.out) / 'best.pt'}; card: {Path(args.out) / 'card.md'}")
 
 def _infer_shared(args, loaded):
     from acd_nb.commands import infer_shared
-    infer_shared(loaded, args.input, args.out, args.time_column, tta_steps=args.tta_steps, tta_lr=args.tta_lr)
+    infer_shared(loaded, args.input, args.out, args.time_column, joint_steps=args.joint_steps, tta_steps=args.tta_steps,
+                 tta_lr=args.tta_lr)
 
 # %% ../nbs/42_cli.ipynb #65cc6051
 COMMANDS = {"demo": _demo, "simulate": _simulate, "train": _train, "infer": _infer, "evaluate": _evaluate}

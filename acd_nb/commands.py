@@ -151,6 +151,13 @@ def evaluation_data(loaded: LoadedModel, data=None, n_samples: int | None = None
         prepare_series(loaded, raw[:, :, :loaded.infer_steps], name=f"the test split of {data}")  # features, length
         x_all = loaded.normalizer.transform(raw).astype(np.float32)  # full length: the rest is predicted
     elif loaded.info["kind"] == "run":
+        trained_on = loaded.info["meta"].get("data")
+        if isinstance(trained_on, dict) and trained_on.get("kind") == "recordings":
+            raise ValueError(f"{loaded.info['path']} was trained on recordings without labels: it has no test split "
+                             f"with known graphs to score; pass --data DIR (a dataset folder of `acd simulate` with "
+                             f"{len(trained_on['series'])} series), or read your recordings' graphs with `acd infer "
+                             f"--model {loaded.info['path']} --input FILES` (graphs you know are scored while training: "
+                             "acd train --graphs)")
         path = loaded.info["meta"].get("data_path")
         if path is None or not (Path(path) / "config.json").is_file():
             raise FileNotFoundError(f"the dataset of run {loaded.info['path']} ({path}) is gone: pass --data DIR")
@@ -786,7 +793,9 @@ def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None =
     planned = ["summary.json", "collection_edges.csv"]
     with claim_out_folder(out, "infer", planned):
         likely = _write_sample(out, "collection", probs, recs.names, "", figures=False)
-        summary = {"model": loaded.name, "method": "shared", "joint_steps": joint_steps, "tta_steps": tta_steps,
+        summary = {"model": loaded.name, "method": "shared",
+                   "joint_steps": SHARED_JOINT["steps"] if joint_steps is None else joint_steps,
+                   "tta_steps": SHARED_TTA["steps"] if tta_steps is None else tta_steps,
                    "names": recs.names, "recordings": recs.sources, "windows": len(x), "window": window,
                    "notes": list(dict.fromkeys(notes)), "edges_csv": str(out / "collection_edges.csv"),
                    "likely_edges": likely}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import errno
 import os
+import re
 import stat
 import warnings
 import zipfile
@@ -26,9 +27,9 @@ from .data import Normalizer, check_observed, feature_stats, fill_missing
 from .infer import window_starts, window_stride
 
 # %% auto #0
-__all__ = ['TIME_NAMES', 'FILE_KINDS', 'SERIES_FILES', 'MIN_READINGS', 'HOLD_OUT', 'UserSeries', 'check_regular_file',
-           'series_files', 'check_readings', 'load_series', 'Recordings', 'read_recordings', 'RecordingSplits',
-           'held_out', 'prepare_recordings']
+__all__ = ['TIME_NAMES', 'FILE_KINDS', 'SERIES_FILES', 'MIN_READINGS', 'HOLD_OUT', 'GRAPH_LAYOUT', 'UserSeries',
+           'check_regular_file', 'series_files', 'check_readings', 'load_series', 'Recordings', 'read_recordings',
+           'RecordingSplits', 'held_out', 'prepare_recordings', 'read_graphs']
 
 # %% ../nbs/05_recordings.ipynb #c7f829ec
 @dataclass
@@ -372,6 +373,7 @@ class RecordingSplits:
     names: list[str]
     feature_names: list[str] | None
     info: dict
+    valid_edges: np.ndarray | None = None  # `(W_valid, N, N)` 0/1: the known graph of each validation window's recording
 
 def held_out(n_recordings: int, hold_out=HOLD_OUT, seed: int = 0) -> list[int]:
     """Indices of the recordings held out for validation: `hold_out` of them (a count, or a share of
@@ -391,12 +393,13 @@ def _windows(series: list[np.ndarray], window: int, stride: int) -> np.ndarray:
     return np.stack([r[:, s:s + window] for r in series for s in window_starts(r.shape[1], window, stride)])
 
 def prepare_recordings(recs: Recordings, window: int, stride: int | None = None, hold_out=HOLD_OUT, seed: int = 0,
-                       normalizer: Normalizer | None = None) -> RecordingSplits:
+                       normalizer: Normalizer | None = None, graphs: list[np.ndarray] | None = None) -> RecordingSplits:
     """Training and validation windows of `recs`, scaled by a `Normalizer` fitted on the training recordings
 
     `hold_out`: recordings held out for validation (a count or a share, see `held_out`), or `'time'`: the last share
     `HOLD_OUT` of every recording. `stride` (default half the window) separates the windows cut from a recording.
-    `normalizer`: a fitted one to use instead (a model trained before, `acd train --init`)."""
+    `normalizer`: a fitted one to use instead (a model trained before, `acd train --init`). `graphs`: the known graph
+    of each recording (`read_graphs`), only to score the validation windows (`RecordingSplits.valid_edges`)."""
     stride = window_stride(window, stride)
     lengths = recs.lengths
     short = [(s, t) for s, t in zip(recs.sources, lengths) if t < window]
@@ -412,6 +415,7 @@ def prepare_recordings(recs: Recordings, window: int, stride: int | None = None,
                              f"at least {2 * window} (two windows of {window}); use a shorter --window")
         train = [r[:, :c] for r, c in zip(recs.series, cut)]
         valid = [r[:, c:] for r, c in zip(recs.series, cut)]
+        valid_graphs = graphs
         valid_sources, train_sources = [f"{s} (last {t - c} steps)" for s, t, c in zip(recs.sources, lengths, cut)], \
             [f"{s} (first {c} steps)" for s, c in zip(recs.sources, cut)]
     else:
@@ -420,6 +424,7 @@ def prepare_recordings(recs: Recordings, window: int, stride: int | None = None,
         valid = [r for k, r in enumerate(recs.series) if k in out]
         train_sources = [s for k, s in enumerate(recs.sources) if k not in out]
         valid_sources = [s for k, s in enumerate(recs.sources) if k in out]
+        valid_graphs = None if graphs is None else [g for k, g in enumerate(graphs) if k in out]
     if normalizer is None:  # interpolated values stay within the observed range: min and max are those observed
         joined = np.concatenate(train, axis=1)[None]
         never = np.isnan(joined).all((0, 1, 2))
@@ -438,4 +443,77 @@ def prepare_recordings(recs: Recordings, window: int, stride: int | None = None,
             "valid_files": valid_sources, "lengths": lengths, "steps_train": window, "stride": stride,
             "hold_out": hold_out, "n_train": len(scaled_train), "n_valid": len(scaled_valid),
             "missing_fraction": missing, "seed": seed}
-    return RecordingSplits(scaled_train, scaled_valid, normalizer, recs.names, recs.feature_names, info)
+    valid_edges = None if valid_graphs is None else np.stack(
+        [g for g, r in zip(valid_graphs, valid) for _ in window_starts(r.shape[1], window, stride)]).astype(np.float32)
+    return RecordingSplits(scaled_train, scaled_valid, normalizer, recs.names, recs.feature_names, info, valid_edges)
+
+# %% ../nbs/05_recordings.ipynb #d3e29095
+GRAPH_LAYOUT = ("a CSV of 0/1 entries: a header row of the series names, then one row per series with its name in the "
+                "first column (rows cause, columns effect)")
+
+def _graph_values(values: np.ndarray, label: str) -> np.ndarray:
+    "0/1 entries as float32, or a ValueError naming `label` and the first other value"
+    bad = values[~np.isin(values, (0, 1))]
+    if bad.size: raise ValueError(f"{label}: a graph holds 0 (no edge) and 1 (edge), found {float(bad.flat[0]):g}")
+    return values.astype(np.float32)
+
+def _graph_of(table: pd.DataFrame, names: list[str], label: str) -> np.ndarray:
+    "A graph table (rows cause, columns effect, labelled with series names) -> `(N, N)` in the order of `names`"
+    if table.shape[1] and not pd.api.types.is_numeric_dtype(table.iloc[:, 0]):  # the first column names the rows
+        rows, table = [str(v).strip() for v in table.iloc[:, 0]], table.iloc[:, 1:]
+    else: rows = [str(c).strip() for c in table.columns]
+    columns = [str(c).strip() for c in table.columns]
+    for what, got in (("columns", columns), ("rows", rows)):
+        if sorted(got) != sorted(names):
+            lacks, extra = [n for n in names if n not in got], [n for n in got if n not in names]
+            differs = "; ".join(([f"lacks {', '.join(lacks)}"] if lacks else []) + ([f"has {', '.join(extra)}"] if extra else [])
+                                or ["repeats names"])
+            raise ValueError(f"{label}: its {what} are {', '.join(got) or 'missing'} but the recordings' series are "
+                             f"{', '.join(names)} ({differs}); expected {GRAPH_LAYOUT}")
+    bad = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
+    if bad: raise ValueError(f"{label}: column(s) {[str(c) for c in bad]} are not numbers; expected {GRAPH_LAYOUT}")
+    values = table.to_numpy(dtype=np.float64)[np.ix_([rows.index(n) for n in names], [columns.index(n) for n in names])]
+    return _graph_values(values, label)
+
+def _read_graph(path: Path, names: list[str]) -> np.ndarray:
+    "One graph CSV -> `(N, N)` in the order of `names`"
+    check_regular_file(path)
+    if path.suffix.lower() != ".csv": raise ValueError(f"{path}: a graph is {GRAPH_LAYOUT}, not a {path.suffix} file")
+    _check_text(path)
+    try: table = pd.read_csv(path)
+    except pd.errors.EmptyDataError: raise ValueError(f"{path} is empty") from None
+    except pd.errors.ParserError as e: raise ValueError(f"{path}: not a regular CSV table ({e})".replace("\n", " ")) from None
+    return _graph_of(table, names, str(path))
+
+def read_graphs(source, recs: Recordings) -> list[np.ndarray]:
+    """The known graph of each recording of `recs`: `(N, N)` 0/1 float32, rows cause, columns effect, in the order of
+    `recs.names`
+
+    `source`: a folder with one CSV per recording named like it (every sample of a file shares its graph), one CSV
+    file for all recordings, a DataFrame or an array `(N, N)` for all, an array `(recordings, N, N)`, or a list
+    with one graph (path, DataFrame or array) per recording."""
+    names, count = recs.names, len(recs.series)
+    if isinstance(source, (str, Path)) and Path(source).is_dir():
+        folder = Path(source)
+        paths = [folder / (Path(re.sub(r"\[\d+\]$", "", s)).stem + ".csv") for s in recs.sources]  # file.npz[3]: file.csv
+        lacking = [(s, p.name) for s, p in zip(recs.sources, paths) if not p.exists()]
+        if lacking:
+            shown = ", ".join(Path(s).name + ("" if Path(s).name == p else f" (as {p})") for s, p in lacking[:3]) + (f" and {len(lacking) - 3} more" if len(lacking) > 3 else "")
+            raise ValueError(f"{folder} holds no graph for {len(lacking)} of the {count} recording(s): {shown}; give "
+                             "one CSV per recording, named like it, or one CSV file for all")
+        read = {}
+        return [read[p] if p in read else read.setdefault(p, _read_graph(p, names)) for p in paths]
+    if isinstance(source, (np.ndarray, torch.Tensor)) and np.ndim(source) == 3: items = list(np.asarray(source))
+    else: items = list(source) if isinstance(source, (list, tuple)) else [source] * count
+    if len(items) != count: raise ValueError(f"{len(items)} graphs given for {count} recordings: give one per recording, or one for all")
+    graphs = []
+    for k, g in enumerate(items):
+        if isinstance(g, (str, Path)): graphs.append(_read_graph(Path(g), names))
+        elif isinstance(g, pd.DataFrame): graphs.append(_graph_of(g, names, f"graph {k}"))
+        else:
+            a = np.asarray(g, dtype=np.float64)
+            if a.shape != (len(names), len(names)):
+                raise ValueError(f"graph {k} has shape {a.shape}, but the recordings have {len(names)} series: give "
+                                 f"({len(names)}, {len(names)}), rows cause, columns effect")
+            graphs.append(_graph_values(a, f"graph {k}"))
+    return graphs

@@ -37,13 +37,15 @@ from .model import ACD, ACDConfig, model_draw, random_source
 from .sims import SimConfig
 
 # %% auto #0
-__all__ = ['COMPILED_PARTS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'RECORDINGS_PATIENCE', 'SELECTION',
-           'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask', 'save_checkpoint', 'load_checkpoint',
-           'load_weights', 'evaluate_loss', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit',
-           'write_or_check_run', 'discard_unstarted_run', 'train_dataset', 'train_simulated', 'train_recordings']
+__all__ = ['COMPILED_PARTS', 'SELECT', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'RECORDINGS_PATIENCE',
+           'SELECTION', 'SELECTION_AUROC', 'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask',
+           'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss', 'compile_model', 'distributed_env',
+           'epochs_without_gain', 'fit', 'write_or_check_run', 'discard_unstarted_run', 'train_dataset',
+           'train_simulated', 'train_recordings']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 COMPILED_PARTS = ("encoder", "model")  # what `TrainConfig.compile` may name besides True (the encoder) and False
+SELECT = ("loss", "auroc")  # validation scores `TrainConfig.select` may name: the lowest loss, the highest AUROC
 
 @dataclass
 class TrainConfig:
@@ -62,6 +64,7 @@ class TrainConfig:
     patience: int | None = None    # stop after this many epochs without a better validation score; None: never
     cuda_graphs: bool = True       # on CUDA, replay the training step as a CUDA graph (see `fit`)
     stack_members: bool | None = None  # step an ensemble's like members as one model (see `fit`); None: on CUDA when compiled
+    select: str | None = None      # the validation score best.pt and patience follow: one of SELECT, None: see `fit`
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "lr_decay_every"):
@@ -75,6 +78,8 @@ class TrainConfig:
             names = " or ".join(map(repr, COMPILED_PARTS))
             raise ValueError(f"compile must be False, True, {names}, got {self.compile!r}")
         if self.compile is True: self.compile = "encoder"  # one spelling for what gets compiled
+        if self.select is not None and self.select not in SELECT:
+            raise ValueError(f"select must be one of {', '.join(SELECT)} (or None), got {self.select!r}")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -236,13 +241,21 @@ def _start_distributed(device: torch.device) -> torch.device:
 # %% ../nbs/14_train.ipynb #a1c0e7b2
 PATIENCE_MIN_GAIN = 1e-4  # a validation score must rise by more than this to count as better (`TrainConfig.patience`)
 
-def epochs_without_gain(history: list[dict]) -> int:
+def _score(record: dict, select: str | None = None) -> float | None:
+    "The validation score of an epoch's record that `select` names (higher is better; see `epochs_without_gain`)"
+    loss = -record["valid_loss"] if "valid_loss" in record else None
+    if select == "loss": return loss
+    if select == "auroc": return record.get("valid_auroc")
+    return record.get("valid_auroc", loss)
+
+def epochs_without_gain(history: list[dict], select: str | None = None) -> int:
     """Epochs since the best validation score of `history`
 
-    The score is the validation AUROC where the validation graphs are known, else minus the validation loss."""
+    The score is minus the validation loss (`select="loss"`), the validation AUROC (`"auroc"`), or by default the
+    AUROC where the validation graphs are known, else minus the loss."""
     best, stale = -math.inf, 0
     for record in history:
-        score = record.get("valid_auroc", -record["valid_loss"] if "valid_loss" in record else None)
+        score = _score(record, select)
         if score is None: continue
         if score > best + PATIENCE_MIN_GAIN: best, stale = score, 0
         else: stale += 1
@@ -280,12 +293,15 @@ class _Run:
         self.extras = extra_tensors(train, names(train), len(self.x), self.device)
         self.vx, self.vedges = as_tensors(valid, self.device) if valid is not None else (None, None)
         self.vextras = extra_tensors(valid, names(valid), len(self.vx), self.device) if valid is not None else {}
+        if cfg.select == "auroc" and self.vedges is None:
+            raise ValueError("select='auroc' chooses the epoch by the validation AUROC: it needs the validation graphs")
         if self.world > 1 and len(self.x) < self.world:
             raise ValueError(f"{len(self.x)} training samples cannot be shared by {self.world} processes")
         self.opt = _adam(model.parameters(), cfg.lr, self.device)
         self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=cfg.lr_decay_every, gamma=cfg.lr_decay_gamma)
         self.out_dir = Path(out_dir) if out_dir is not None else None
-        # where the run starts: epoch and batch, its history, best validation loss, seconds trained in earlier sessions,
+        # where the run starts: epoch and batch, its history, best validation loss (minus the AUROC with
+        # `select="auroc"`), seconds trained in earlier sessions,
         # and the summed loss of the started epoch's batches
         self.start_epoch, self.start_step, self.history = 0, 0, []
         self.best, self.elapsed, self.running_loss = math.inf, 0.0, 0.0
@@ -322,7 +338,7 @@ class _Run:
 
     def patience_spent(self) -> bool:
         "Whether `cfg.patience` epochs have passed without a better validation score."
-        return self.cfg.patience is not None and epochs_without_gain(self.history) >= self.cfg.patience
+        return self.cfg.patience is not None and epochs_without_gain(self.history, self.cfg.select) >= self.cfg.patience
 
     def minutes(self) -> float:
         """Training minutes so far, earlier sessions included
@@ -407,8 +423,9 @@ class _Run:
             batch_size = 256 if self.device.type == "cpu" else 4096  # a GPU validates in a few large batches
             val = evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras)
             record.update({f"valid_{k}": v for k, v in val.items()})
-            if self.out_dir is not None and val["loss"] < self.best:
-                self.best = val["loss"]
+            kept = -val["auroc"] if self.cfg.select == "auroc" else val["loss"]  # lower is better
+            if self.out_dir is not None and kept < self.best:
+                self.best = kept
                 save_checkpoint(self.out_dir / "best.pt", self.model, epoch=epoch + 1, valid=val)
         self.active_s += time.perf_counter() - start
         record["minutes"] = self.minutes()
@@ -958,7 +975,8 @@ def write_or_check_run(run_file, run: dict):
         return
     old = json.loads(run_file.read_text())
     def comparable(value, key):
-        return {**value, **dict.fromkeys(VOLATILE)} if key == "train" and isinstance(value, dict) else value
+        if key != "train" or not isinstance(value, dict): return value
+        return {**TrainConfig().to_dict(), **value, **dict.fromkeys(VOLATILE)}  # fields added since: their default
     differs = [k for k in RUN_KEYS if comparable(old.get(k), k) != comparable(run.get(k), k)]
     if differs:
         raise ValueError(f"{run_file.parent} holds a run with a different {', '.join(differs)} configuration; use "
@@ -1064,11 +1082,14 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
 
 # %% ../nbs/14_train.ipynb #17bce0dc
 from .model import with_mask_input
-from .recordings import HOLD_OUT, prepare_recordings, read_recordings
+from .recordings import HOLD_OUT, prepare_recordings, read_graphs, read_recordings
 
 RECORDINGS_PATIENCE = 20  # epochs without a lower validation loss after which training on recordings stops
 SELECTION = ("the weights of the epoch with the lowest validation loss (negative ELBO per window: Gaussian NLL + KL) "
              "on {valid}; training stops after {patience} epochs without a lower one, or after {epochs} epochs")
+SELECTION_AUROC = ("the weights of the epoch with the highest validation AUROC against the given graphs on {valid} "
+                   "(asked for: select='auroc', --select auroc); training stops after {patience} epochs without a "
+                   "higher one, or after {epochs} epochs")
 
 def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str]:
     """The model a run on recordings starts from: a run or model folder, or `pretrained:NAME`; and how it is named
@@ -1090,8 +1111,9 @@ def _recordings_card(run: dict, history: list[dict], best: dict | None, out_dir:
     data, model = run["data"], run["model"]
     lengths = data["lengths"]
     last = history[-1] if history else {}
+    auroc = f", AUROC {best['valid']['auroc']:.3f} against the given graphs" if best and "auroc" in best["valid"] else ""
     chosen = (f"epoch {best['epoch']} of {last.get('epoch')}: validation loss {best['valid']['loss']:.5g}, NLL "
-              f"{best['valid']['nll']:.5g}" if best else "no epoch finished")
+              f"{best['valid']['nll']:.5g}{auroc}" if best else "no epoch finished")
     name = out_dir.name if out_dir is not None else "run"
     features = ", ".join(data["features"]) if data["features"] else "1 per series"
     return "\n".join([
@@ -1105,6 +1127,8 @@ def _recordings_card(run: dict, history: list[dict], best: dict | None, out_dir:
         f"recording; windows of {data['steps_train']} steps, {data['stride']} apart: {data['n_train']} to train on, "
         f"{data['n_valid']} to validate; {data['missing_fraction']:.2%} of the readings missing.", "",
         "Trained on: " + ", ".join(data["files"]), "", "Held out: " + ", ".join(data["valid_files"]), "",
+        *([f"Known graphs (scoring the held-out recordings every epoch, history.json `valid_auroc`): {data['graphs']}", ""]
+          if data.get("graphs") else []),
         "## Model and selection", "",
         f"Encoder `{model['encoder']}`, decoder `{model['decoder']}`, hidden size {model['hidden']}"
         + (f", started from {run['init']}" if run.get("init") else "") + f". Kept: {run['selection']}. Chosen: {chosen}; "
@@ -1117,19 +1141,28 @@ def _recordings_card(run: dict, history: list[dict], best: dict | None, out_dir:
 def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: int = 0, window: int | None = None,
                      stride: int | None = None, hold_out=HOLD_OUT, time_column: str | None = None,
                      names: list[str] | None = None, model: dict | None = None, train: dict | None = None,
-                     threads: int | None = None, init=None) -> dict:
+                     threads: int | None = None, init=None, graphs=None, select: str = "loss") -> dict:
     """Train ACD on a user's recordings, without labels: files, a folder, arrays or DataFrames
 
     Reads them with `acd_nb.recordings.read_recordings` (series matched by name, any lengths, gaps as NaN), holds
     recordings out for validation and cuts windows of `window` steps (default: the preset's `steps_train`, or the
     `init` model's) with `prepare_recordings`, then trains with `fit`: checkpoints, resume, early stopping on the
     validation loss (`RECORDINGS_PATIENCE` epochs unless `train` sets `patience`). `init`: a run or model folder, or
-    `pretrained:NAME`, to start from (its architecture kept). With `out_dir`, writes `run.json`, the checkpoints,
-    `history.json` and `card.md`: a model folder `acd_nb.pretrained.load_model` and `acd infer --model` read.
-    Returns `model`, `history`, `data` (`RecordingSplits`), `run`."""
+    `pretrained:NAME`, to start from (its architecture kept). `graphs`: the recordings' known graphs
+    (`acd_nb.recordings.read_graphs`: a folder of CSVs named like the recordings, one CSV for all, arrays), which
+    score the held-out recordings every epoch (`valid_auroc` in the history) and are never used to choose the model
+    unless `select="auroc"` (default `"loss"`: the lowest validation loss). With `out_dir`, writes `run.json`, the
+    checkpoints, `history.json` and `card.md`: a model folder `acd_nb.pretrained.load_model` and `acd infer --model`
+    read. Returns `model`, `history`, `data` (`RecordingSplits`), `run`, `best_epoch` (the epoch kept; None without
+    `out_dir`)."""
     if threads: torch.set_num_threads(threads)
     p = get_preset(preset) if isinstance(preset, str) else preset
+    if select not in SELECT: raise ValueError(f"select must be one of {', '.join(SELECT)}, got {select!r}")
+    if select == "auroc" and graphs is None:
+        raise ValueError("select='auroc' (--select auroc) chooses the epoch by the AUROC against known graphs: pass them "
+                         "with graphs= (--graphs)")
     recs = read_recordings(source, time_column, names)
+    known = None if graphs is None else read_graphs(graphs, recs)
     gaps = recs.missing_fraction() > 0
     start, init_name = (None, None) if init is None else _init_model(init, recs.n_features, gaps)
     if start is not None:
@@ -1139,17 +1172,28 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
             raise ValueError(f"--init model reads windows of {fixed} steps (MLP encoder): --window {window} cannot change it")
         window = window or fixed
     window = window or p.steps_train
-    splits = prepare_recordings(recs, window, stride, hold_out, seed)
+    splits = prepare_recordings(recs, window, stride, hold_out, seed, graphs=known)
+    if known is not None:
+        splits.info["graphs"] = str(graphs) if isinstance(graphs, (str, Path)) else f"{len(known)} given in memory"
+        off = splits.valid_edges[:, ~np.eye(len(recs.names), dtype=bool)]
+        if off.min() == off.max():
+            raise ValueError(f"the graphs of the held-out recordings ({', '.join(splits.info['valid_files'])}) have "
+                             f"{'every' if off.min() else 'no'} edge: their AUROC is undefined; hold out other recordings "
+                             "(--hold-out, --seed)")
     if start is not None: model_cfg = start.cfg
     else:
         model_cfg = ACDConfig(**{"n_features": recs.n_features, "n_steps": window, "hidden": p.hidden, "dtype": p.dtype,
                                  "prediction_steps": p.prediction_steps, "encoder": "mlp",
                                  **({"mask_input": True} if gaps else {}), **(model or {})})
-    train_cfg = TrainConfig.from_preset(p, seed=seed, **{"patience": p.patience or RECORDINGS_PATIENCE, **(train or {})})
+    # with graphs the loss is named: fit's default would follow the AUROC where it is known
+    chosen = {"select": select} if known is not None else {}
+    train_cfg = TrainConfig.from_preset(p, seed=seed, **{"patience": p.patience or RECORDINGS_PATIENCE, **chosen,
+                                                         **(train or {})})
     valid = "whole recordings held out" if hold_out != "time" else "the last part of each recording"
+    rule = SELECTION_AUROC if select == "auroc" else SELECTION
     run = {"system": None, "preset": p.name, "data": splits.info, "features": None, "feature_names": recs.feature_names,
            "normalizer": splits.normalizer.to_dict(), "feature_stats": feature_stats(splits.train),
-           "selection": SELECTION.format(valid=valid, patience=train_cfg.patience, epochs=train_cfg.epochs),
+           "selection": rule.format(valid=valid, patience=train_cfg.patience, epochs=train_cfg.epochs),
            **({"init": init_name} if init_name else {}),
            "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
     out_dir = Path(out_dir) if out_dir is not None else None
@@ -1159,7 +1203,7 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
     fresh = out_dir is not None and not (out_dir / "run.json").exists()
     try:
         if out_dir is not None: write_or_check_run(out_dir / "run.json", run)
-        history = fit(net, (splits.train,), (splits.valid,), train_cfg, out_dir)
+        history = fit(net, (splits.train,), (splits.valid, splits.valid_edges), train_cfg, out_dir)
     except BaseException:
         if fresh: discard_unstarted_run(out_dir)
         raise
@@ -1168,4 +1212,4 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
         best = load_checkpoint(out_dir / "best.pt")
         net.load_state_dict(best["model"])
         with atomic_path(out_dir / "card.md") as tmp: tmp.write_text(_recordings_card(run, history, best, out_dir))
-    return {"model": net, "history": history, "data": splits, "run": run}
+    return {"model": net, "history": history, "data": splits, "run": run, "best_epoch": best and best["epoch"]}

@@ -3,6 +3,7 @@ import json
 import sys
 
 import nbformat
+import pandas as pd
 import papermill as pm
 import pytest
 
@@ -210,3 +211,35 @@ def test_exp_missing(tmp_path):
                         "windows.long_recordings"])
     for figure in ("auroc_vs_missing.png", "missing_example.png", "learning_curves.png"):
         assert (tmp_path / "exp_missing" / figure).stat().st_size > 10_000
+
+
+def test_exp_own_data(tmp_path):
+    "Issue 48: collections without a preset, exported as CSV files, trained through `acd train --data --graphs`."
+    res = run_experiment("exp_own_data", tmp_path)
+    out = tmp_path / "exp_own_data"
+    p = res["parameters"]
+    assert (p["systems"], p["baselines"], p["n_train"], p["n_new"]) == (["springs8", "kuramoto10"], ["linear_granger"], 30, 6)
+    for system, n_series in (("springs8", 8), ("kuramoto10", 10)):
+        data = out / "data" / f"{system}_seed0"
+        trained_on, new = ({f.name for f in (data / part).glob("*.csv")} for part in ("recordings", "new"))
+        assert len(trained_on) == 30 and len(new) == 6 and not trained_on & new  # scored on recordings never trained on
+        scores = res["per_recording"][system]
+        assert set(scores) == {"enc", "enc+tta", "linear_granger"}
+        assert all(len(v) == 6 and all(0 <= a <= 1 for a in v) for v in scores.values())
+        assert res["auroc"][system]["enc"]["n"] == 6
+        # each new recording's edge table from acd infer, with the series names of the files
+        table = pd.read_csv(out / "graphs" / f"{system}_seed0_enc_tta" / "rec_030_edges.csv", index_col=0)
+        assert table.shape == (n_series, n_series)
+        sel = res["selection"][f"{system}/seed0"]
+        assert sel["epochs"] == 6 and 1 <= sel["kept_epoch"] <= 6 and sel["best_epoch_auroc"] >= sel["nll_pick_auroc"]
+        run = json.loads((out / "runs" / f"{system}_seed0" / "run.json").read_text())
+        assert run["train"]["select"] == "loss" and run["data"]["kind"] == "recordings"  # the graphs only score
+        history = json.loads((out / "runs" / f"{system}_seed0" / "history.json").read_text())
+        assert [h["valid_auroc"] for h in history][sel["kept_epoch"] - 1] == sel["nll_pick_auroc"]
+    assert res["netsim"]["subjects"] == 10 and 0 <= res["netsim"]["auroc"] <= 1
+    assert json.loads((out / "graphs" / "netsim_shared" / "summary.json").read_text())["joint_steps"] == 30
+    for figure in ("nll_vs_auroc.png", "per_recording_auroc.png"):
+        assert (out / figure).stat().st_size > 10_000
+    assert_claims(res, ["own_data.enc_tta_above_chance", "own_data.nll_selection_near_best"])
+    lowest = min(res["auroc"][s]["enc+tta"]["mean"] for s in res["auroc"])
+    assert res["claims"][0]["ours"] == round(lowest, 4) and res["claims"][0]["holds"] == (lowest > 0.5)

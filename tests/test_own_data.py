@@ -121,6 +121,13 @@ def test_init_from_a_run(trained, tmp_path):
     assert run["init"].startswith(str(root / "run")) and run["model"]["hidden"] == 8
 
 
+def _dataset_folder(t):
+    "Looks like a dataset folder of `acd simulate` (refused before anything is read)"
+    (t / "ds").mkdir()
+    (t / "ds" / "config.json").write_text("{}")
+    return t / "ds"
+
+
 def _mismatched(t):
     "A folder of recordings in which one file names a series differently."
     recs = write_recordings(t / "mixed", n=4)
@@ -148,6 +155,33 @@ def _two_features(t):
     return recs
 
 
+RING = np.roll(np.eye(len(NAMES)), 1, axis=1)  # write_recordings' coupling: ch(i) drives ch(i+1), rows cause
+
+
+def write_graphs(folder: Path, recs: Path) -> Path:
+    "The known graph of each recording of `recs`, named like it; trial_3's rows and columns in another order."
+    folder.mkdir(parents=True, exist_ok=True)
+    for rec in sorted(recs.glob("*.csv")):
+        table = pd.DataFrame(RING.astype(int), index=NAMES, columns=NAMES)
+        if rec.stem == "trial_3": table = table.loc[NAMES[::-1], NAMES[2:] + NAMES[:2]]
+        table.to_csv(folder / rec.name)
+    return folder
+
+
+def _bad_graph(t):
+    recs = write_recordings(t / "g", n=4)
+    graphs = write_graphs(t / "graphs", recs)
+    pd.read_csv(graphs / "trial_1.csv", index_col=0).rename(columns={"ch5": "ch7"}).to_csv(graphs / "trial_1.csv")
+    return ["--data", recs, "--graphs", graphs]
+
+
+def _missing_graph(t):
+    recs = write_recordings(t / "g", n=4)
+    graphs = write_graphs(t / "graphs", recs)
+    (graphs / "trial_2.csv").unlink()
+    return ["--data", recs, "--graphs", graphs]
+
+
 BAD = {  # case -> (argv after `acd train`, words of the one-line error)
     "series names differ": (lambda t, run: ["--data", _mismatched(t)],
                             "series names differ: trial_2.csv has ch0, ch1, ch2, ch3, ch4, ch9 but trial_0.csv has"),
@@ -160,6 +194,14 @@ BAD = {  # case -> (argv after `acd train`, words of the one-line error)
                            "leave at least 1 to train on"),
     "bad hold-out": (lambda t, run: ["--data", write_recordings(t / "ho", n=3), "--hold-out", "half"],
                      "--hold-out must be a share"),
+    "a graph names other series": (lambda t, run: _bad_graph(t), "trial_1.csv: its columns are ch0, ch1, ch2, ch3, ch4, "
+                                   "ch7 but the recordings' series are ch0, ch1, ch2, ch3, ch4, ch5 (lacks ch5; has ch7)"),
+    "a recording without its graph": (lambda t, run: _missing_graph(t),
+                                      "holds no graph for 1 of the 4 recording(s): trial_2.csv; give one CSV per recording"),
+    "--select auroc without graphs": (lambda t, run: ["--data", write_recordings(t / "s", n=3), "--select", "auroc"],
+                                      "pass them with graphs= (--graphs)"),
+    "--graphs on a dataset folder": (lambda t, run: ["--data", _dataset_folder(t), "--graphs", t / "g.csv"],
+                                     "--graphs apply to a user's recordings, not to the dataset folder"),
 }
 
 
@@ -270,3 +312,59 @@ def test_one_graph_for_a_collection_with_shared(trained, tmp_path, capsys):
     table = pd.read_csv(tmp_path / "one" / "collection_edges.csv", index_col=0)
     assert list(table.index) == NAMES and np.allclose(np.diag(table.to_numpy()), 0)
     assert json.loads((tmp_path / "one" / "summary.json").read_text())["method"] == "shared"
+
+
+def test_known_graphs_score_every_epoch_and_the_loss_still_chooses(tmp_path):
+    "--graphs: validation AUROC per epoch in history.json beside the NLL; the kept epoch is the lowest loss's."
+    recs = write_recordings(tmp_path / "recs")
+    graphs = write_graphs(tmp_path / "graphs", recs)
+    code, out, err = acd("train", "--data", recs, "--graphs", graphs, "--out", tmp_path / "run", *FAST[:2],
+                         "--epochs", "3", *FAST[4:])
+    assert code == 0, err
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1, 2, 3]
+    assert all(0 <= h["valid_auroc"] <= 1 and "valid_nll" in h for h in history)
+    kept = min(history, key=lambda h: h["valid_loss"])
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["train"]["select"] == "loss" and "lowest validation loss" in run["selection"]
+    assert run["data"]["graphs"] == str(graphs)
+    assert f"kept epoch {kept['epoch']} (validation NLL" in out and f"AUROC {kept['valid_auroc']:.3f} against --graphs" in out
+    assert "Known graphs" in (tmp_path / "run" / "card.md").read_text()
+
+
+def test_select_auroc_chooses_by_the_known_graphs(tmp_path, capsys):
+    "--select auroc, asked for: the epoch with the highest validation AUROC is kept; one CSV for all recordings."
+    recs = write_recordings(tmp_path / "recs")
+    write_graphs(tmp_path / "graphs", recs)
+    one = tmp_path / "graphs" / "trial_0.csv"
+    argv = ["train", "--data", str(recs), "--graphs", str(one), "--select", "auroc", "--out", str(tmp_path / "run"),
+            *FAST[:2], "--epochs", "3", *FAST[4:]]
+    assert main(argv) == 0
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    best = max(history, key=lambda h: h["valid_auroc"])
+    import torch
+    assert torch.load(tmp_path / "run" / "best.pt", weights_only=True)["epoch"] == best["epoch"]
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["train"]["select"] == "auroc" and "highest validation AUROC" in run["selection"]
+    assert f"kept epoch {best['epoch']}" in capsys.readouterr().out
+
+
+def test_evaluate_a_run_on_recordings_says_what_to_pass(trained, capsys):
+    root, _ = trained
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(root / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "was trained on recordings without labels" in err, err
+    assert "pass --data DIR (a dataset folder of `acd simulate` with 6 series)" in err and "acd infer --model" in err
+
+
+def test_shared_joint_steps_is_an_option(trained, tmp_path, capsys):
+    root, _ = trained
+    assert main(["infer", "--model", str(root / "run"), "--input", str(root / "recs"), "--out", str(tmp_path / "one"),
+                 "--shared", "--joint-steps", "3", "--tta-steps", "2"]) == 0
+    summary = json.loads((tmp_path / "one" / "summary.json").read_text())
+    assert (summary["joint_steps"], summary["tta_steps"]) == (3, 2)
+    capsys.readouterr()
+    assert main(["infer", "--model", str(root / "run"), "--input", str(root / "recs"), "--out", str(tmp_path / "two"),
+                 "--joint-steps", "3"]) == 2
+    assert "--joint-steps applies to --shared" in capsys.readouterr().err

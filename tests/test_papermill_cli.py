@@ -33,6 +33,8 @@ EXAMPLES = {
                        expect={"parameters/baselines": ["linear_granger", "mi_lag0"]}, auroc="auroc/acd/mean"),
     "exp_noise": dict(command="papermill nbs/exp_noise.ipynb _reports/exp_noise.ipynb -p sigma 0.1",
                       expect={"parameters/sigma": [0.0, 0.1]}, auroc="summary/springs/0.1/enc/auroc/mean"),
+    "exp_own_data": dict(command="papermill nbs/exp_own_data.ipynb _reports/exp_own_data.ipynb -p systems springs8",
+                         expect={"parameters/systems": ["springs8"]}, auroc="auroc/springs8/enc+tta/mean"),
     "exp_particles": dict(command='papermill nbs/exp_particles.ipynb _reports/exp_particles.ipynb -p seeds "[1]"',
                           expect={"parameters/seeds": [1]}, auroc="summary/enc+tta/auroc/mean"),
     "exp_pretrained": dict(command='papermill nbs/exp_pretrained.ipynb _reports/exp_pretrained.ipynb -p systems kuramoto '

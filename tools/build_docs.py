@@ -58,6 +58,7 @@ DOCS_PARAMETERS = {
     "exp_missing": {"baselines": ["linear_granger", "mi"]},  # ::test_exp_missing
     "exp_netsim": {"tta_lr": 0.02, "tta_steps": 50},  # ::test_exp_netsim_table2
     "exp_noise": {"sigma": 0.1},  # tests/test_papermill_cli.py::test_exp_noise_sigma_alone (the introduction's command)
+    "exp_own_data": {},  # ::test_exp_own_data
     "exp_particles": {"methods": ["enc+tta"], "tta_steps": 30},  # ::test_exp_particles_auroc_and_prediction
     "exp_pretrained": {"systems": "kuramoto", "observables": {"kuramoto": [1]}},  # test_papermill_cli's example
     # tests/test_exp_temperature.py
