@@ -344,7 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     "Entry point of the `acd` console script."
     args = _parser().parse_args(argv)
     import matplotlib
-    matplotlib.use("Agg")  # figures go to files; no display is needed or assumed
+    # figures go to files; no display is needed or assumed. A notebook that calls `main` (its kernel sets MPLBACKEND to
+    # the inline backend) keeps showing its own figures.
+    if "inline" not in os.environ.get("MPLBACKEND", ""): matplotlib.use("Agg")
     try: return COMMANDS[args.command](args) or 0
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError) as e:
         for failure in getattr(e, "failed", None) or [{"error": _message(e)}]:  # acd infer: one line per recording
