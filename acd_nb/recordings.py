@@ -501,8 +501,8 @@ def read_graphs(source, recs: Recordings) -> list[np.ndarray]:
             shown = ", ".join(Path(s).name + ("" if Path(s).name == p else f" (as {p})") for s, p in lacking[:3]) + (f" and {len(lacking) - 3} more" if len(lacking) > 3 else "")
             raise ValueError(f"{folder} holds no graph for {len(lacking)} of the {count} recording(s): {shown}; give "
                              "one CSV per recording, named like it, or one CSV file for all")
-        read = {}
-        return [read[p] if p in read else read.setdefault(p, _read_graph(p, names)) for p in paths]
+        read = {p: _read_graph(p, names) for p in dict.fromkeys(paths)}  # each file once, in order (errors too)
+        return [read[p] for p in paths]
     if isinstance(source, (np.ndarray, torch.Tensor)) and np.ndim(source) == 3: items = list(np.asarray(source))
     else: items = list(source) if isinstance(source, (list, tuple)) else [source] * count
     if len(items) != count: raise ValueError(f"{len(items)} graphs given for {count} recordings: give one per recording, or one for all")

@@ -227,12 +227,10 @@ def docs_environment(build: Path, digest: str) -> dict[str, str]:
 
 def execute_for_docs(name: str, build: Path = DOCS_BUILD) -> Path:
     "Execute one notebook as the docs build does, into its cache (nothing runs when the cached copy is current)."
-    digest, saved = _sources_digest(), dict(os.environ)
-    os.environ.update(docs_environment(build, digest))
-    try: return execute_all([name], build.resolve(), 1, digest)[name]
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    from unittest.mock import patch
+    digest = _sources_digest()
+    with patch.dict(os.environ, docs_environment(build, digest)):  # put back as it was afterwards
+        return execute_all([name], build.resolve(), 1, digest)[name]
 
 
 def execute_all(names: list[str], build: Path, workers: int, digest: str) -> dict[str, Path]:
