@@ -83,9 +83,9 @@ def test_authors_loop_as_strong_as_their_run_on_netsim():
     data = load_netsim(subjects=[r["series"] for r in runs])
     theirs = [edge_auroc(np.array(r["Gest"]).T[None], e[None]) for r, e in zip(runs, data["edges"])]
     est = ESRU(loop="authors", window=4, feedback_layers=1, lambdas=(0.1,), l1=0.1, out_group=1.0, lr=0.005, n_iter=500)
-    start = time.perf_counter()
+    start = time.process_time()   # this process's CPU time: a busy neighbour (the other test worker) does not count
     ours = [edge_auroc(est.fit_score(x)[None], e[None]) for x, e in zip(data["x"], data["edges"])]
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     # measured: theirs 0.607 (0.613 0.545 0.707 0.622 0.547), 33 s per subject; ours (seed 0) 0.647, 1.4 s per subject
     assert np.mean(ours) >= np.mean(theirs) - 0.01, (ours, theirs)
     assert seconds < 0.1 * sum(r["seconds"] for r in runs), seconds
@@ -110,9 +110,9 @@ def test_authors_loop_as_strong_as_their_runs_on_lorenz96():
     assert abs(float(data["x"][0, 0, 0, 0]) - FIRST_VALUE_F40_T250) < 1e-5
     theirs = [edge_auroc(np.array(r["Gest"]).T[None], e[None]) for r, e in zip(runs, data["edges"])]
     est = ESRU(loop="authors", feedback_layers=1, window=124, lr=LR, n_iter=500, l1=MU1, out_group=MU3, lambdas=(MU2,))
-    start = time.perf_counter()
+    start = time.process_time()   # this process's CPU time: a busy neighbour (the other test worker) does not count
     ours = [edge_auroc(est.fit_score(x)[None], e[None]) for x, e in zip(data["x"], data["edges"])]
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     # measured: theirs 0.879 (0.878 0.869 0.929 0.838), 200-230 s per series undisturbed; ours (seed 0) 0.894
     # (0.832 0.910 0.949 0.886), about 8 s per series; over seeds 0-2: 0.870
     assert np.mean(ours) >= np.mean(theirs) - 0.01, (ours, theirs)
