@@ -1,9 +1,9 @@
 "The hidden-temperature experiment runs at `ci` scale through papermill with the `-p` values it was given."
-from test_experiments import assert_claims, run_experiment
+from test_experiments import assert_claims, run_example
 
 
 def test_exp_temperature_latent_learns_edges_and_temperature(tmp_path):
-    res = run_experiment("exp_temperature", tmp_path, alpha=2.0, methods=["latent", "none"], seeds=[1], oracle_seed=1)
+    res, out = run_example("exp_temperature", tmp_path)
     p = res["parameters"]
     assert (p["alpha"], p["methods"], p["seeds"], p["scale"], p["oracle_seed"]) == ([2.0], ["latent", "none"], [1], "ci", 1)
     row = res["per_seed"][0]
@@ -19,9 +19,9 @@ def test_exp_temperature_latent_learns_edges_and_temperature(tmp_path):
     temperature = row["latent"]["temperature"]
     assert 0 <= temperature["accuracy"] <= 1 and 0 <= temperature["auroc_1vall"] <= 1
     assert sum(map(sum, res["confusion"]["2"])) == 32
-    assert (tmp_path / "exp_temperature" / "auroc_mse_vs_alpha.png").stat().st_size > 10_000
-    assert (tmp_path / "exp_temperature" / "temperature_prediction.png").stat().st_size > 10_000
-    assert (tmp_path / "exp_temperature" / "learning_curves.png").stat().st_size > 10_000
+    assert (out / "auroc_mse_vs_alpha.png").stat().st_size > 10_000
+    assert (out / "temperature_prediction.png").stat().st_size > 10_000
+    assert (out / "learning_curves.png").stat().st_size > 10_000
     # the oracles (acd_nb.latent_temperature, "Diagnosis"): given the true temperature, its temperature metrics
     # are perfect by construction; given the true graph, the head learns the temperature from the physics alone
     assert set(res["oracles"]) == {"temperature", "graph"} and {"oracle_temperature", "oracle_graph"} <= set(row)

@@ -1,7 +1,7 @@
 "The unobserved-time-series experiment (nbs/exp_unobserved.ipynb) at ci scale through papermill."
 import papermill as pm
 import pytest
-from test_experiments import assert_claims, run_experiment
+from test_experiments import assert_claims, run_example, run_experiment
 
 METHODS = ["observed", "supervised", "none", "mean", "latent"]
 
@@ -12,7 +12,7 @@ METHODS = ["observed", "supervised", "none", "mean", "latent"]
 
 
 def test_exp_unobserved_table_and_figures(tmp_path):
-    res = run_experiment("exp_unobserved", tmp_path, methods=METHODS, preset_overrides={"epochs": 30})
+    res, out = run_example("exp_unobserved", tmp_path)
     p = res["parameters"]
     assert p["methods"] == METHODS and p["preset_overrides"] == {"epochs": 30} and p["uninfluenced_influencer"] is False
     assert res["variant"] == "standard" and res["preset"]["epochs"] == 30
@@ -34,7 +34,7 @@ def test_exp_unobserved_table_and_figures(tmp_path):
     assert res["claims"][1]["holds"] == (s["supervised"]["mse_hidden"]["mean"] < s["latent"]["mse_hidden"]["mean"]
                                          < s["mean"]["mse_hidden"]["mean"])
     for name in ("influenced_standard.png", "trajectories_standard.png", "learning_curves_standard.png"):
-        assert (tmp_path / "exp_unobserved" / name).stat().st_size > 10_000
+        assert (out / name).stat().st_size > 10_000
 
 
 def test_exp_unobserved_uninfluenced_influencer(tmp_path):

@@ -2,8 +2,8 @@
 
 Each runs as the docs build runs it (`build_docs.execute_for_docs`, one torch thread), into the docs build's cache, so
 `make test` runs the notebooks here, in the pytest workers beside the other tests, and tests/test_docs.py then renders
-the cached copies. The experiment notebooks (`exp_*`) run in test_experiments.py and test_papermill_cli.py, whose runs
-with a page's parameters are kept as its copy."""
+the cached copies. Each experiment notebook (`exp_*`) runs its introduction's command in its own test
+(test_experiments.py), whose run is kept as its page."""
 import nbformat
 import pytest
 

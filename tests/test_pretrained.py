@@ -52,3 +52,14 @@ def test_exp_pretrained_writes_model_cards(tmp_path):
         assert card["test"]["tta_steps"] == 3 and 0 <= card["test"]["enc"]["auroc"] <= 1
         assert card["test"]["enc"]["auroc"] == run["test"]["enc"]["auroc"] and card["paper"]["enc"] in (0.999, 0.952)
         assert card["normalizer"]["mins"] and card["data"]["n_test"] == card["test"]["n_samples"]
+
+
+def test_exp_pretrained_observables_trains_on_sin_phi_alone(tmp_path):
+    "The introduction's `ci` command: a Kuramoto model of one feature, sin φ, with its card; nothing installed."
+    from test_experiments import run_example
+    shipped_before = list_pretrained()
+    res, out = run_example("exp_pretrained", tmp_path)
+    assert res["parameters"]["observables"] == {"kuramoto": [1]} and res["installed"] == []
+    assert list_pretrained() == shipped_before and list_pretrained(out / "models") == ["kuramoto-sin_phi"]
+    card = load_model(out / "models" / "kuramoto-sin_phi").info["meta"]
+    assert 0 <= card["test"]["enc"]["auroc"] <= 1 and card["test"]["enc"]["auroc"] == res["auroc"]["kuramoto"]["enc"]["mean"]

@@ -6,7 +6,7 @@ processors do and hands the notebooks to mkdocs-jupyter; mkdocstrings adds an AP
 
 1. execute: every `nbs/*.ipynb` runs once through papermill (one torch thread per kernel, `--workers`
    kernels at a time), with a `show_doc` cell after each exported definition as nbdev adds them.
-   Experiment notebooks (`exp_*`) run at `scale="ci"` (the slowest with a smaller sweep, `DOCS_PARAMETERS`),
+   Experiment notebooks (`exp_*`) run at `scale="ci"` (the command of each one's introduction, `DOCS_COMMANDS`),
    their results and figures written under the build folder. Datasets are cached in
    `<build>/acd_data/<library hash>` (`ACD_DATA_DIR`), never in the user's cache; `ACD_NETSIM_DIR` is
    left as it is. Executed copies stay in `<build>/executed/`, keyed by a hash of the notebook, the `acd_nb` sources
@@ -47,26 +47,24 @@ NBS = ROOT / "nbs"
 EXECUTE_FORMAT = 2
 DOCS_BUILD = ROOT / "_docs_build"
 EXPERIMENT_PARAMETERS = {"scale": "ci"}
-# On top of scale="ci", each experiment's page runs with the parameters of one of its tests (named beside it), so that
-# the test's executed copy is the page (`keep_executed`) and `make test` runs it once; each page shows its parameters.
-DOCS_PARAMETERS = {
-    "exp_baselines": {"seeds": [0]},  # tests/test_experiments.py::test_exp_baselines
-    "exp_datasets": {"sigma": 0.1, "systems": ["kuramoto", "springs"]},  # ::test_exp_datasets_uses_injected_parameters
-    "exp_granger": {"n_graphs": 3, "prediction_steps": [1, 3]},  # ::test_exp_granger_claim
-    # ::test_exp_kuramoto_table1 (NGC, eSRU, MPIR take ~1 s per sample each)
-    "exp_kuramoto": {"baselines": ["linear_granger", "mi", "te"], "n_baseline_samples": 32, "tta_steps": 5},
-    "exp_missing": {"baselines": ["linear_granger", "mi"]},  # ::test_exp_missing
-    "exp_netsim": {"tta_lr": 0.02, "tta_steps": 50},  # ::test_exp_netsim_table2
-    "exp_noise": {"sigma": 0.1},  # tests/test_papermill_cli.py::test_exp_noise_sigma_alone (the introduction's command)
-    "exp_own_data": {},  # ::test_exp_own_data
-    "exp_particles": {"methods": ["enc+tta"], "tta_steps": 30},  # ::test_exp_particles_auroc_and_prediction
-    "exp_pretrained": {"systems": "kuramoto", "observables": {"kuramoto": [1]}},  # test_papermill_cli's example
-    # tests/test_exp_temperature.py
-    "exp_temperature": {"alpha": 2.0, "methods": ["latent", "none"], "seeds": [1], "oracle_seed": 1},
-    "exp_training_size": {"train_sizes": [256, 32], "systems": ["springs"]},  # ::test_exp_training_size
-    # tests/test_exp_unobserved.py::test_exp_unobserved_table_and_figures
-    "exp_unobserved": {"methods": ["observed", "supervised", "none", "mean", "latent"], "preset_overrides": {"epochs": 30}},
-}
+# Each experiment's page runs the `ci` command its introduction shows (papermill's command line at the default scale);
+# the experiment's test in tests/test_experiments.py runs that very command, so the test's executed copy is the page
+# (`keep_executed`) and `make test` runs it once.
+DOCS_COMMANDS = {name: f"papermill nbs/{name}.ipynb _reports/{name}.ipynb {options}".strip() for name, options in {
+    "exp_baselines": "",
+    "exp_datasets": '-p sigma 0.1 -y "systems: [kuramoto, springs]"',
+    "exp_granger": '-p n_graphs 3 -y "prediction_steps: [1, 3]"',
+    "exp_kuramoto": "-p baselines linear_granger,mi,te -p n_baseline_samples 32 -p tta_steps 5",
+    "exp_missing": "-p baselines linear_granger,mi",
+    "exp_netsim": "-p tta_lr 0.02 -p tta_steps 50",
+    "exp_noise": "-p sigma 0.1",
+    "exp_own_data": "",
+    "exp_particles": "-p methods enc+tta -p tta_steps 30",
+    "exp_pretrained": '-p systems kuramoto -y "observables: {kuramoto: [1]}"',
+    "exp_temperature": '-p alpha 2.0 -p oracle_seed 1 -y "{methods: [latent, none], seeds: [1]}"',
+    "exp_training_size": '-p systems springs -y "train_sizes: [256, 32]"',
+    "exp_unobserved": '-y "preset_overrides: {epochs: 30}"',
+}.items()}
 CELL_TIMEOUT_S = 600
 REMOVE_INPUT = "remove_input"  # cell tag; mkdocs.yml hands it to nbconvert's TagRemovePreprocessor
 _ANSI = re.compile(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
@@ -147,9 +145,24 @@ def execution_key(name: str, params: dict, library_digest: str) -> str:
     return h.hexdigest()
 
 
+def command_parameters(command: str) -> dict:
+    "The parameters `papermill IN OUT [-p name value] [-y yaml]` passes, read as papermill's command line reads them."
+    import shlex
+    import yaml
+    from papermill.cli import _resolve_type, papermill
+    from papermill.iorw import NoDatesSafeLoader
+    words = shlex.split(command)
+    if words[:1] != ["papermill"]: raise ValueError(f"not a papermill command: {command!r}")
+    options = papermill.make_context("papermill", words[1:]).params
+    found = {}
+    for text in options["parameters_yaml"]: found.update(yaml.load(text, Loader=NoDatesSafeLoader) or {})
+    for name, value in options["parameters"]: found[name] = _resolve_type(value)
+    return found
+
+
 def docs_parameters(name: str) -> dict:
-    "The parameters a notebook's page runs with (experiments: `EXPERIMENT_PARAMETERS` and `DOCS_PARAMETERS`), out_dir aside."
-    return {**EXPERIMENT_PARAMETERS, **DOCS_PARAMETERS.get(name, {})} if name.startswith("exp_") else {}
+    "The parameters a notebook's page runs with (experiments: `EXPERIMENT_PARAMETERS` and `DOCS_COMMANDS`), out_dir aside."
+    return {**EXPERIMENT_PARAMETERS, **command_parameters(DOCS_COMMANDS[name])} if name.startswith("exp_") else {}
 
 
 def _relocated(nb, out_dir: str | None, name: str, root: Path | None = None):
