@@ -6,7 +6,7 @@ import json
 import shlex
 import shutil
 import subprocess
-import sys
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -28,7 +28,7 @@ def test_first_code_cell_is_tagged_parameters(name):
         assert f"{key} =" in first.source, f"{name}: parameters cell lacks `{key}`"
 
 
-def run_example(name, tmp_path) -> tuple[dict, object]:
+def run_example(name, tmp_path) -> tuple[dict, Path]:
     """Run the introduction's command of nbs/<name>.ipynb with papermill's CLI in `tmp_path`, laid out as a fresh clone
 
     Returns its results.json and its out_dir; the executed notebook becomes the docs page (`build_docs.keep_executed`)."""

@@ -48,7 +48,7 @@ EXECUTE_FORMAT = 2
 DOCS_BUILD = ROOT / "_docs_build"
 EXPERIMENT_PARAMETERS = {"scale": "ci"}
 # Each experiment's page runs the `ci` command its introduction shows (papermill's command line at the default scale);
-# the experiment's test in tests/test_experiments.py runs that very command, so the test's executed copy is the page
+# the experiment's test (`run_example` in tests/test_experiments.py) runs that very command, so the test's executed copy is the page
 # (`keep_executed`) and `make test` runs it once.
 DOCS_COMMANDS = {name: f"papermill nbs/{name}.ipynb _reports/{name}.ipynb {options}".strip() for name, options in {
     "exp_baselines": "",
