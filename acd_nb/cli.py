@@ -99,7 +99,8 @@ def _add_train(sub):
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--noise", type=_number(0),
                        help="with --sim: observation noise std on normalised features (default: 0)")
-    train.add_argument("--encoder", choices=("mlp", "cnn"), help="default: mlp for springs, cnn for kuramoto")
+    train.add_argument("--encoder", choices=("mlp", "cnn", "stats"),
+                       help="default: mlp for springs, cnn for kuramoto (stats: the pair-statistics encoder)")
     train.add_argument("--hidden", type=int, help="hidden size (default: the preset's)")
     train.add_argument("--lr", type=_number(0, above=True), help="learning rate (default: the preset's)")
     train.add_argument("--epochs", type=int, help="epochs (default: the preset's)")

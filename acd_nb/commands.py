@@ -565,13 +565,16 @@ def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_feature
     """Bytes `infer_files` needs for one sample of `n_series` x `n_steps` with `n_features`: an upper estimate
 
     From peaks of resident memory measured on one thread: the MLP encoder about 32 bytes per edge and hidden
-    unit and window, the CNN encoder 13 per edge, hidden unit and step, TTA through the decoder 9 per edge, hidden unit and
+    unit and window, the CNN encoder 13 per edge, hidden unit and step, the pair-statistics
+    encoder about 2 kB per edge plus three float32 copies of its VAR's Gram matrix (4 coefficients per series and
+    feature, squared), TTA through the decoder 9 per edge, hidden unit and
     step; features derived from fewer take three float64 `(N, N, T)` arrays (Kuramoto's ω fit); 25% added."""
     cfg = loaded.model.cfg
     edges, hidden = n_series * (n_series - 1), cfg.hidden
     windows = (len(window_starts(n_steps, cfg.n_steps, stride))
                if cfg.encoder == "mlp" and n_steps >= cfg.n_steps else 1)  # the MLP encoder reads long inputs in windows
     need = 32 * edges * hidden * windows + (13 * edges * hidden * n_steps if cfg.encoder == "cnn" else 0)
+    if cfg.encoder == "stats": need += 2_000 * edges + 12 * (4 * n_series * cfg.n_features) ** 2  # pairs; its VAR
     if method != "enc": need += 9 * edges * hidden * n_steps  # TTA fits the whole recording
     if n_features != cfg.n_features and derivation(loaded.feature_names, n_features):
         need += 3 * 8 * n_series ** 2 * n_steps
@@ -950,7 +953,9 @@ def run_demo(out_dir="_reports/demo", n_samples: int = 2000, seed: int = 0, mode
     samples; `n_samples` simulated samples per system; figures and `summary.json` in `out_dir`, which follows
     `check_out_folder`'s rule (new, empty or an earlier demo's)."""
     if n_samples < 1: raise ValueError(f"n_samples must be at least 1, got {n_samples}")
-    sources = [pretrained_path(name) for name in list_pretrained()] if models is None else list(models)
+    # the general model last: the per-system models keep the test seeds (and numbers) they had before it was shipped
+    shipped = sorted(list_pretrained(), key=lambda name: name == "general")
+    sources = [pretrained_path(name) for name in shipped] if models is None else list(models)
     if sources and n_test < 2: raise ValueError(f"n_test must be at least 2, got {n_test}")
     loaded = [load_model(source) for source in sources]  # before any work: a model that does not load is named now
     with claim_out_folder(out_dir, "demo", DEMO_FILES):
