@@ -230,7 +230,7 @@ class SpringsSimDecoder(_SimDecoder):
         k = self.spring_k if strength is None else strength.to(state.dtype).reshape(-1, 1, 1, 1)
         coupling = k * weights.transpose(-1, -2)                 # [b, 0, j, i] = k z_ij
         pull = coupling.sum(-1, keepdim=True)                    # k sum_i z_ij
-        loc, vel = state[..., :2], state[..., 2:]
+        loc, vel = state[..., :2].contiguous(), state[..., 2:].contiguous()  # laid out as substep's outputs (one graph)
         for _ in range(self.substeps): loc, vel = self.substep(loc, vel, coupling, pull)
         return torch.cat([loc, vel], dim=-1)
 
@@ -266,6 +266,7 @@ class KuramotoSimDecoder(_SimDecoder):
         "Integrate `(B, S, N, 4)` states over one kept interval with RK4."
         phi = torch.pi * state[..., 2]
         omega = (state[..., 3] + 1) / 2 * (self.omega_high - self.omega_low) + self.omega_low
+        phi, omega = phi.contiguous(), omega.contiguous()  # laid out as substep's output: one compiled graph
         coupling = self.coupling * weights.transpose(-1, -2).squeeze(1)[:, None]  # [b, 0, j, i] = c z_ij
         for _ in range(self.substeps): phi = self.substep(phi, omega, coupling)
         phase = torch.remainder(phi + torch.pi, 2 * torch.pi) / torch.pi - 1
