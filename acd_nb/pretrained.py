@@ -409,7 +409,8 @@ def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple
     return loaded, []
 
 # %% ../nbs/41_pretrained.ipynb #ace92e26
-MIXTURE_TEST = dict(system="springs", n_nodes=5, n_steps=99)  # a general model's test set: the springs model's task, positions only
+# a general model's test set: springs positions, 5 series; graphs from the first max_steps (100), the rest predicted
+MIXTURE_TEST = dict(system="springs", n_nodes=5, n_steps=120)
 
 def _mixture_test_set(loaded: LoadedModel, n_samples: int, seed: int) -> dict[str, np.ndarray]:
     """`MIXTURE_TEST` samples from a general model's mixture (`acd_nb.sims.simulate_mixture`, noise and gaps off):
