@@ -619,8 +619,9 @@ def _card_general(card: dict) -> list[str]:
              + (f" plus {train.get('edge_loss'):g} x the supervised edge loss" if train.get("edge_loss") else "")
              + f". {training.get('epochs')} epochs in {format_ci(training.get('minutes'), digits=1)} minutes "
              f"(budget {train.get('minutes')}) on one CPU thread, batch {train.get('batch_size')}, lr {train.get('lr')}; "
-             f"weights of the epoch with the lowest validation loss ({training.get('best_epoch')}, validation AUROC "
-             f"{format_ci(training.get('best_valid_auroc'))}).", ""]
+             "weights of the epoch with the " + ("highest validation AUROC on the simulators' graphs" if train.get("select") == "auroc"
+                                                 else "lowest validation loss")
+             + f" ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))}).", ""]
     test = card.get("test") or {}
     if test.get("table"):
         ns = test["n_nodes"]
