@@ -22,8 +22,8 @@ from pathlib import Path
 from . import __version__
 
 # %% auto #0
-__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'MAX_TTA_STEPS', 'SELECT_CHOICES', 'RECORDINGS_ONLY', 'COMMANDS',
-           'SOME_FAILED', 'main']
+__all__ = ['SYSTEM_NAMES', 'PRESET_NAMES', 'MISSING_KINDS', 'MAX_TTA_STEPS', 'SELECT_CHOICES', 'RECORDINGS_ONLY', 'SHARED_ONLY',
+           'COMMANDS', 'SOME_FAILED', 'main']
 
 # %% ../nbs/42_cli.ipynb #90727589
 # offered without importing the library (see above); the cell below checks them against acd_nb.sims, .core and .data
@@ -99,7 +99,8 @@ def _add_train(sub):
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--noise", type=_number(0),
                        help="with --sim: observation noise std on normalised features (default: 0)")
-    train.add_argument("--encoder", choices=("mlp", "cnn"), help="default: mlp for springs, cnn for kuramoto")
+    train.add_argument("--encoder", choices=("mlp", "cnn", "stats"),
+                       help="default: mlp for springs, cnn for kuramoto (stats: the pair-statistics encoder)")
     train.add_argument("--hidden", type=int, help="hidden size (default: the preset's)")
     train.add_argument("--lr", type=_number(0, above=True), help="learning rate (default: the preset's)")
     train.add_argument("--epochs", type=int, help="epochs (default: the preset's)")
@@ -161,10 +162,24 @@ def _add_infer(sub):
                      "longer than its window (default: half the window; at most the window)")
     inf.add_argument("--shared", action="store_true", help="one graph for the whole collection, which shares it: the "
                      "decoder and one q(z) fitted to all recordings (the paper's Netsim protocol); --joint-steps, "
-                     "--tta-steps, --tta-lr")
+                     "--joint-lr, --tta-steps, --tta-lr, --batch-size, --step-window, --restarts, --from-scratch, --seed")
     inf.add_argument("--joint-steps", type=_number(1, MAX_TTA_STEPS, kind=int),
                      help="with --shared: steps fitting the decoder and the shared q(z) together (default 500), "
-                     "before --tta-steps of q(z) alone (default 200)")
+                     "before --tta-steps of q(z) alone (default 200, at --tta-lr, default 0.01)")
+    inf.add_argument("--joint-lr", type=_number(0, above=True),
+                     help="with --shared: Adam learning rate of the joint steps (default 0.001)")
+    inf.add_argument("--batch-size", type=_number(0, kind=int),
+                     help="with --shared: windows per step, drawn at random (default 16; 0: all of them)")
+    inf.add_argument("--step-window", type=_number(2, kind=int),
+                     help="with --shared: each step reads a random crop of this many consecutive time steps of its "
+                     "windows (default: the whole window)")
+    inf.add_argument("--restarts", type=_number(1, 100, kind=int),
+                     help="with --shared: fits from seeds --seed, --seed + 1000, ...; the one with the lowest "
+                     "prediction NLL is written, every fit is in summary.json (default 1)")
+    inf.add_argument("--from-scratch", action="store_true",
+                     help="with --shared: fit a freshly initialised decoder of the model's architecture, as the paper "
+                     "does on Netsim (the model gives only its architecture, window and normaliser)")
+    inf.add_argument("--seed", type=int, help="with --shared: seed of the first fit (default 0)")
 
 def _add_evaluate(sub):
     ev = sub.add_parser("evaluate", help="score a model: AUROC, accuracy and prediction MSE with 95%% CIs")
@@ -264,7 +279,9 @@ def _infer(args):
     from acd_nb.pretrained import load_model
     loaded = load_model(_model_source(args))
     if args.shared: return _infer_shared(args, loaded)
-    if args.joint_steps is not None: raise ValueError("--joint-steps applies to --shared (one graph for the collection)")
+    unused = [f"--{k.replace('_', '-')}" for k in SHARED_ONLY if getattr(args, k) not in (None, False)]
+    if unused: raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to --shared (one graph "
+                                "for the collection)")
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
                           figures=not args.no_figures, stride=args.stride, progress=sys.stderr.isatty())
     for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
@@ -314,10 +331,15 @@ def _train_recordings(args, model: dict, train: dict):
           f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation NLL "
           f"{best.get('valid_nll', float('nan')):.5g}{auroc}): {Path(args.out) / 'best.pt'}; card: {Path(args.out) / 'card.md'}")
 
+SHARED_ONLY = ("joint_steps", "joint_lr", "batch_size", "step_window", "restarts", "from_scratch", "seed")  # of `acd infer`
+
 def _infer_shared(args, loaded):
-    from acd_nb.commands import infer_shared
+    from acd_nb.commands import SHARED_BATCH, infer_shared
+    batch_size = SHARED_BATCH if args.batch_size is None else args.batch_size or None
     infer_shared(loaded, args.input, args.out, args.time_column, joint_steps=args.joint_steps, tta_steps=args.tta_steps,
-                 tta_lr=args.tta_lr)
+                 tta_lr=args.tta_lr, joint_lr=args.joint_lr, batch_size=batch_size, step_window=args.step_window,
+                 restarts=args.restarts or 1, from_scratch=args.from_scratch, seed=args.seed or 0,
+                 progress=sys.stderr.isatty())
 
 # %% ../nbs/42_cli.ipynb #65cc6051
 COMMANDS = {"demo": _demo, "simulate": _simulate, "train": _train, "infer": _infer, "evaluate": _evaluate}

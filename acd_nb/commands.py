@@ -39,12 +39,12 @@ from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
 __all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS',
-           'SHARED_JOINT', 'SHARED_TTA', 'PAPER_AUROC', 'evaluate_model', 'format_evaluation', 'every_series_seen',
-           'evaluation_data', 'evaluate_run', 'mark_written', 'read_marker', 'add_written', 'remove_earlier_outputs',
-           'foreign_files', 'check_can_write', 'refuse_root_or_home', 'check_out_folder', 'claim_out_folder',
-           'refuse_unobserved', 'simulate_dataset', 'train_on_folder', 'plot_edge_probs', 'memory_limit',
-           'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure', 'infer_files', 'infer_shared',
-           'run_demo']
+           'SHARED_JOINT', 'SHARED_TTA', 'SHARED_BATCH', 'RESTART_STRIDE', 'PAPER_AUROC', 'evaluate_model',
+           'format_evaluation', 'every_series_seen', 'evaluation_data', 'evaluate_run', 'mark_written', 'read_marker',
+           'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write', 'refuse_root_or_home',
+           'check_out_folder', 'claim_out_folder', 'refuse_unobserved', 'simulate_dataset', 'train_on_folder',
+           'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure',
+           'infer_files', 'infer_shared', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -565,13 +565,16 @@ def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_feature
     """Bytes `infer_files` needs for one sample of `n_series` x `n_steps` with `n_features`: an upper estimate
 
     From peaks of resident memory measured on one thread: the MLP encoder about 32 bytes per edge and hidden
-    unit and window, the CNN encoder 13 per edge, hidden unit and step, TTA through the decoder 9 per edge, hidden unit and
+    unit and window, the CNN encoder 13 per edge, hidden unit and step, the pair-statistics
+    encoder about 2 kB per edge plus three float32 copies of its VAR's Gram matrix (4 coefficients per series and
+    feature, squared), TTA through the decoder 9 per edge, hidden unit and
     step; features derived from fewer take three float64 `(N, N, T)` arrays (Kuramoto's ω fit); 25% added."""
     cfg = loaded.model.cfg
     edges, hidden = n_series * (n_series - 1), cfg.hidden
     windows = (len(window_starts(n_steps, cfg.n_steps, stride))
                if cfg.encoder == "mlp" and n_steps >= cfg.n_steps else 1)  # the MLP encoder reads long inputs in windows
     need = 32 * edges * hidden * windows + (13 * edges * hidden * n_steps if cfg.encoder == "cnn" else 0)
+    if cfg.encoder == "stats": need += 2_000 * edges + 12 * (4 * n_series * cfg.n_features) ** 2  # pairs; its VAR
     if method != "enc": need += 9 * edges * hidden * n_steps  # TTA fits the whole recording
     if n_features != cfg.n_features and derivation(loaded.feature_names, n_features):
         need += 3 * 8 * n_series ** 2 * n_steps
@@ -757,55 +760,98 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
 # %% ../nbs/40_commands.ipynb #f903480c
 SHARED_JOINT = dict(steps=500, lr=1e-3)  # `acd infer --shared`: decoder and the shared q(z) fitted together
 SHARED_TTA = dict(steps=200, lr=0.01)    # then q(z) alone through the fitted decoder (the paper's Netsim rate)
+SHARED_BATCH = 16                        # windows per step of both phases
+RESTART_STRIDE = 1000                    # fit k of `infer_shared(..., seed=s, restarts=r)` is drawn from seed s + 1000 k
+
+def _shared_nll(model, x, logits, observed, chunk: int = 512) -> float:
+    "Prediction NLL of windows `x` under the shared `logits` (soft samples, as fitted), averaged over all windows"
+    import torch
+    total = 0.0
+    with torch.no_grad():
+        for start in range(0, len(x), chunk):
+            part, mask = x[start:start + chunk], {} if observed is None else {"observed": observed[start:start + chunk]}
+            total += float(model.loss(part, logits=logits.expand(len(part), -1, -1), hard=False, **mask)["nll"]) * len(part)
+    return total / len(x)
 
 def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None = None, joint_steps: int | None = None,
-                 tta_steps: int | None = None, tta_lr: float | None = None, batch_size: int = 16, seed: int = 0,
-                 progress: bool = False, verbose: bool = True) -> dict:
+                 tta_steps: int | None = None, tta_lr: float | None = None, batch_size: int | None = SHARED_BATCH,
+                 seed: int = 0, progress: bool = False, verbose: bool = True, joint_lr: float | None = None,
+                 step_window: int | None = None, restarts: int = 1, from_scratch: bool = False) -> dict:
     """One graph for a collection that shares it (the paper's Netsim protocol): decoder and one q(z) fitted to all
 
-    The recordings (`acd_nb.recordings.read_recordings`) are scaled for `loaded` (`prepare_series`) and cut into
-    windows of its `infer_steps`; `acd_nb.infer.tta` with `shared=True, train_decoder=True` fits the decoder and the
-    shared edge logits together on random batches of `batch_size` windows, then the logits alone. Writes
-    `collection_edges.csv` and `summary.json` to `out_dir`."""
+    The recordings (`acd_nb.recordings.read_recordings`: files, a folder, arrays or DataFrames) are scaled for `loaded`
+    (`prepare_series`) and cut into windows of its `infer_steps`; `acd_nb.infer.tta` with `shared=True,
+    train_decoder=True` fits the decoder and the shared edge logits together for `joint_steps` at `joint_lr`, then the
+    logits alone for `tta_steps` at `tta_lr`, each step on `batch_size` random windows (None: all) cropped to
+    `step_window` random consecutive steps (None: whole). `from_scratch`: a freshly initialised model of `loaded`'s
+    architecture; `restarts`: fits from seeds `seed + RESTART_STRIDE * k`, the lowest-NLL one written. Writes
+    `collection_edges.csv` and `summary.json` (with every fit under `fits`) to `out_dir`."""
+    import copy
     import torch
     from acd_nb.infer import split_observed, tta
     from acd_nb.recordings import _windows, read_recordings
+    joint_steps = SHARED_JOINT["steps"] if joint_steps is None else int(joint_steps)
+    joint_lr = SHARED_JOINT["lr"] if joint_lr is None else float(joint_lr)
+    tta_steps = SHARED_TTA["steps"] if tta_steps is None else int(tta_steps)
+    tta_lr = SHARED_TTA["lr"] if tta_lr is None else float(tta_lr)
+    if min(joint_steps, tta_steps) < 0: raise ValueError(f"steps must be >= 0, got {joint_steps} and {tta_steps}")
+    if not (joint_lr > 0 and tta_lr > 0): raise ValueError(f"learning rates must be > 0, got {joint_lr} and {tta_lr}")
+    if int(restarts) != restarts or restarts < 1: raise ValueError(f"restarts must be an integer >= 1, got {restarts}")
+    if batch_size is not None and (int(batch_size) != batch_size or batch_size < 1):
+        raise ValueError(f"batch_size must be an integer >= 1 (None: all windows), got {batch_size}")
     out = Path(out_dir)
-    inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
+    inputs = [inputs] if isinstance(inputs, (str, Path, np.ndarray, pd.DataFrame)) else list(inputs)
     refuse_root_or_home(out, "infer")
     _check_out_is_not_input(out, inputs)
     check_out_folder(out, "infer")
+    window = loaded.infer_steps
+    if step_window is not None and (int(step_window) != step_window or not 2 <= step_window <= window):
+        raise ValueError(f"step_window must be an integer from 2 to the model's window of {window} steps (None: the "
+                         f"whole window), got {step_window}")
     recs = read_recordings(inputs if len(inputs) > 1 else inputs[0], time_column)
-    window, notes = loaded.infer_steps, []
-    scaled = []
+    notes, scaled = [], []
     for source, r in zip(recs.sources, recs.series):
         x, found = prepare_series(loaded, r[None], name=Path(source).name, feature_names=recs.feature_names)
         scaled.append(x[0]); notes += found
-    x, observed = split_observed(_windows(scaled, window, window))
-    model = loaded.model
-    joint = tta(model, x, steps=SHARED_JOINT["steps"] if joint_steps is None else joint_steps, lr=SHARED_JOINT["lr"],
-                shared=True, train_decoder=True, seed=seed, progress=progress, batch_size=min(batch_size, len(x)),
-                observed=observed)
-    logits = tta(model, x, init_logits=joint, steps=SHARED_TTA["steps"] if tta_steps is None else tta_steps,
-                 lr=SHARED_TTA["lr"] if tta_lr is None else tta_lr, shared=True, seed=seed, progress=progress,
-                 batch_size=min(batch_size, len(x)), observed=observed)
-    probs = model.edge_probs(logits)[0].cpu().numpy()
+    device = next(loaded.model.parameters()).device
+    x, observed = split_observed(_windows(scaled, window, window), device)
+    batch = None if batch_size is None else min(int(batch_size), len(x))
+    fits = []
+    for k in range(int(restarts)):
+        fit_seed, start = seed + RESTART_STRIDE * k, time.perf_counter()
+        if from_scratch:
+            seed_everything(fit_seed)
+            model = type(loaded.model).from_config(loaded.model.cfg).to(device)
+        else: model = copy.deepcopy(loaded.model)
+        steps = dict(shared=True, seed=fit_seed, progress=progress, batch_size=batch, window=step_window,
+                     observed=observed)
+        joint = tta(model, x, steps=joint_steps, lr=joint_lr, train_decoder=True, **steps)
+        joint_seconds = time.perf_counter() - start
+        logits = tta(model, x, init_logits=joint, steps=tta_steps, lr=tta_lr, **steps)
+        nll = _shared_nll(model, x, logits, observed)
+        fits.append({"seed": fit_seed, "nll": nll, "joint_seconds": joint_seconds,
+                     "seconds": time.perf_counter() - start,
+                     "edge_probs": model.edge_probs(logits)[0].cpu().numpy().tolist(),
+                     "joint_edge_probs": model.edge_probs(joint)[0].cpu().numpy().tolist()})
+    kept = min(fits, key=lambda f: f["nll"])
+    probs = np.array(kept["edge_probs"])
     planned = ["summary.json", "collection_edges.csv"]
     with claim_out_folder(out, "infer", planned):
         likely = _write_sample(out, "collection", probs, recs.names, "", figures=False)
-        summary = {"model": loaded.name, "method": "shared",
-                   "joint_steps": SHARED_JOINT["steps"] if joint_steps is None else joint_steps,
-                   "tta_steps": SHARED_TTA["steps"] if tta_steps is None else tta_steps,
-                   "names": recs.names, "recordings": recs.sources, "windows": len(x), "window": window,
-                   "notes": list(dict.fromkeys(notes)), "edges_csv": str(out / "collection_edges.csv"),
-                   "likely_edges": likely}
+        summary = {"model": loaded.name, "method": "shared", "joint_steps": joint_steps, "joint_lr": joint_lr,
+                   "tta_steps": tta_steps, "tta_lr": tta_lr, "batch_size": len(x) if batch is None else batch, "step_window": step_window,
+                   "from_scratch": bool(from_scratch), "restarts": int(restarts), "kept_seed": kept["seed"],
+                   "nll": kept["nll"], "names": recs.names, "recordings": recs.sources, "windows": len(x),
+                   "window": window, "notes": list(dict.fromkeys(notes)),
+                   "edges_csv": str(out / "collection_edges.csv"), "likely_edges": likely, "fits": fits}
         write_json(out / "summary.json", summary)
         remove_earlier_outputs(out, planned)
         mark_written(out, "infer", planned)
     if verbose:
         shown = ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:8])
-        print(f"one graph for {len(recs.series)} recording(s) ({len(x)} windows of {window} steps): {len(likely)} "
-              f"edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / 'collection_edges.csv'}]")
+        chosen = f"; kept fit {kept['seed']} of {len(fits)} (lowest NLL)" if len(fits) > 1 else ""
+        print(f"one graph for {len(recs.series)} recording(s) ({len(x)} windows of {window} steps{chosen}): "
+              f"{len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / 'collection_edges.csv'}]")
     return summary
 
 # %% ../nbs/40_commands.ipynb #3fee51e8
@@ -950,7 +996,9 @@ def run_demo(out_dir="_reports/demo", n_samples: int = 2000, seed: int = 0, mode
     samples; `n_samples` simulated samples per system; figures and `summary.json` in `out_dir`, which follows
     `check_out_folder`'s rule (new, empty or an earlier demo's)."""
     if n_samples < 1: raise ValueError(f"n_samples must be at least 1, got {n_samples}")
-    sources = [pretrained_path(name) for name in list_pretrained()] if models is None else list(models)
+    # the general model last: the per-system models keep the test seeds (and numbers) they had before it was shipped
+    shipped = sorted(list_pretrained(), key=lambda name: name == "general")
+    sources = [pretrained_path(name) for name in shipped] if models is None else list(models)
     if sources and n_test < 2: raise ValueError(f"n_test must be at least 2, got {n_test}")
     loaded = [load_model(source) for source in sources]  # before any work: a model that does not load is named now
     with claim_out_folder(out_dir, "demo", DEMO_FILES):

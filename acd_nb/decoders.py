@@ -76,14 +76,16 @@ def restart_rollout(x: torch.Tensor, prediction_steps: int, step, observed: torc
 class MLPDecoder(nn.Module):
     """Message-passing MLP decoder (eq. 12-14): `x (B, N, T, D)` -> `pred (B, N, T-1, D)`
 
-    `edges (B, E, K)` weight the messages."""
+    `edges (B, E, K)` weight the messages, summed over each receiver's senders (the paper's decoder) or, with
+    `mean_messages`, averaged over its N - 1 possible senders as `GRUDecoder` does: a decoder for any N, whose
+    untrained rollouts then keep one scale (summed, they grow with N, see below)."""
     REPEATED_STEP = "step"  # what `TrainConfig(compile="model")` compiles (see above)
 
     def __init__(self, n_features: int, n_edge_types: int = 2, msg_hidden: int = 256, msg_out: int = 256,
-                 hidden: int = 256, dropout: float = 0.0):
+                 hidden: int = 256, dropout: float = 0.0, mean_messages: bool = False):
         super().__init__()
         if n_edge_types < 2: raise ValueError(f"n_edge_types must be >= 2 (type 0 is 'no edge'), got {n_edge_types}")
-        self.n_features, self.dropout = n_features, dropout
+        self.n_features, self.dropout, self.mean_messages = n_features, dropout, mean_messages
         self.msg1 = nn.ModuleList(PairLinear(n_features, msg_hidden) for _ in range(n_edge_types - 1))
         self.msg2 = nn.ModuleList(nn.Linear(msg_hidden, msg_out) for _ in range(n_edge_types - 1))
         self.out1 = nn.Linear(n_features + msg_out, hidden)
@@ -101,6 +103,7 @@ class MLPDecoder(nn.Module):
         for etype, (fc1, fc2) in enumerate(zip(self.msg1, self.msg2), start=1):  # type 0: zero function
             m = F.relu(fc2(self._drop(F.relu(fc1(x, send, recv)))))
             agg = agg + sum_incoming(m, n, edges[..., etype])
+        if self.mean_messages: agg = agg / (n - 1)
         h = self._drop(F.relu(self.out1(torch.cat([x, agg.to(x.dtype)], dim=-1))))
         h = self._drop(F.relu(self.out2(h)))
         return x + _linear_fp32(self.out3, h)
@@ -227,7 +230,7 @@ class SpringsSimDecoder(_SimDecoder):
         k = self.spring_k if strength is None else strength.to(state.dtype).reshape(-1, 1, 1, 1)
         coupling = k * weights.transpose(-1, -2)                 # [b, 0, j, i] = k z_ij
         pull = coupling.sum(-1, keepdim=True)                    # k sum_i z_ij
-        loc, vel = state[..., :2], state[..., 2:]
+        loc, vel = state[..., :2].contiguous(), state[..., 2:].contiguous()  # laid out as substep's outputs (one graph)
         for _ in range(self.substeps): loc, vel = self.substep(loc, vel, coupling, pull)
         return torch.cat([loc, vel], dim=-1)
 
@@ -263,6 +266,7 @@ class KuramotoSimDecoder(_SimDecoder):
         "Integrate `(B, S, N, 4)` states over one kept interval with RK4."
         phi = torch.pi * state[..., 2]
         omega = (state[..., 3] + 1) / 2 * (self.omega_high - self.omega_low) + self.omega_low
+        phi, omega = phi.contiguous(), omega.contiguous()  # laid out as substep's output: one compiled graph
         coupling = self.coupling * weights.transpose(-1, -2).squeeze(1)[:, None]  # [b, 0, j, i] = c z_ij
         for _ in range(self.substeps): phi = self.substep(phi, omega, coupling)
         phase = torch.remainder(phi + torch.pi, 2 * torch.pi) / torch.pi - 1

@@ -1,6 +1,6 @@
-"""The amortized causal-discovery encoders q(z|x): an MLP encoder (particles, Netsim)
-and a CNN encoder with attentive pooling (Kuramoto). Both map series `(B, N, T, D)` to edge-type
-logits `(B, N(N-1), K)`.
+"""The amortized causal-discovery encoders q(z|x): an MLP encoder (particles, Netsim), a CNN
+encoder with attentive pooling (Kuramoto) and a pair-statistics encoder (the general model). Each maps
+series `(B, N, T, D)` to edge-type logits `(B, N(N-1), K)`.
 
 Docs: https://acd-nb.github.io/acd_nb/encoders.html.md"""
 
@@ -16,7 +16,7 @@ from torch import nn
 from .nn import MLP, EdgeMLP, edge2node, init_linear, offdiag_pair_sum, pair_index
 
 # %% auto #0
-__all__ = ['MLPEncoder', 'CNNEncoder']
+__all__ = ['MLPEncoder', 'CNNEncoder', 'granger_wald', 'PairStatsEncoder']
 
 # %% ../nbs/11_encoders.ipynb #521fad3b
 def _logits_fp32(fc: nn.Linear, x: torch.Tensor) -> torch.Tensor:
@@ -100,3 +100,98 @@ class CNNEncoder(nn.Module):
         e_skip = self.edge1(self.cnn(x))
         h = self.node2(edge2node(e_skip, recv, n, "mean"))
         return _logits_fp32(self.fc_out, self.edge2(h, send, recv, e_skip))
+
+# %% ../nbs/11_encoders.ipynb #0c347a1c
+def _standardise_time(x: torch.Tensor) -> torch.Tensor:
+    "Each series and feature of `(B, N, T, D)` to mean 0 and standard deviation 1 over time (a constant to 0)."
+    x = x - x.mean(2, keepdim=True)
+    return x / (x.std(2, keepdim=True) + 1e-6)
+
+def granger_wald(u: torch.Tensor, target: torch.Tensor, lags: int = 2, ridge: float = 0.05) -> torch.Tensor:
+    """Conditional linear Granger statistic of every ordered pair from one ridge VAR per sample: `(B, N, N)`
+
+    `u (B, N, T, C)` are the regressors and `target (B, N, T, F)` what they predict: `target[:, :, t]` from
+    `u[:, :, t - l]`, l < `lags`, of all series. `[b, i, j]` is the Wald statistic of cause i's coefficients for
+    effect j, per coefficient, in units of j's residual variance. Computed in float32."""
+    b, n, t, c = u.shape
+    fd = target.shape[-1]
+    z = torch.cat([u[:, :, lags - 1 - l:t - l] for l in range(lags)], -1).float()     # (B, N, R, q): blocks per series
+    r, q = z.shape[2], z.shape[3]
+    z = z.transpose(1, 2).reshape(b, r, n * q)
+    y = target[:, :, lags - 1:].float().transpose(1, 2).reshape(b, r, n * fd)
+    gram = z.transpose(1, 2) @ z / r + ridge * torch.eye(n * q, dtype=z.dtype, device=z.device)
+    chol = torch.linalg.cholesky(gram)
+    beta = torch.cholesky_solve(z.transpose(1, 2) @ y / r, chol)                        # (B, Nq, N F)
+    resid = ((y - z @ beta) ** 2).mean(1).clamp_min(1e-4).reshape(b, n, fd).sum(-1)     # (B, N) per effect
+    idx = torch.arange(n, device=z.device)
+    cov_blocks = torch.cholesky_inverse(chol).reshape(b, n, q, n, q)[:, idx, :, idx].transpose(0, 1)  # (B, N, q, q)
+    beta = beta.reshape(b, n, q, n, fd)
+    wald = torch.einsum("biqjf,biqp,bipjf->bij", beta, torch.linalg.inv(cov_blocks), beta)
+    return wald * r / resid[:, None, :] / (q * fd)
+
+def _mlp(n_in: int, hidden: int, n_out: int, dropout: float = 0.0) -> nn.Sequential:
+    "Two layers with ReLU, layer norm between them"
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.LayerNorm(hidden), nn.Dropout(dropout),
+                         nn.Linear(hidden, n_out), nn.ReLU())
+
+class PairStatsEncoder(nn.Module):
+    "Encoder from pair statistics: series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)`, any N and length"
+    def __init__(self, n_features: int, hidden: int = 64, n_edge_types: int = 2, n_values: int | None = None,
+                 channels: int = 8, kernel_size: int = 3, lags: int = 2, ridge: float = 0.05,
+                 batch_norm: bool = True, dropout: float = 0.0):
+        super().__init__()
+        self.n_features, self.n_values = n_features, n_values or n_features
+        self.channels, self.kernel_size, self.lags, self.ridge = channels, kernel_size, lags, ridge
+        f = self.n_values
+        conv = lambda: nn.Sequential(nn.Conv1d(2 * f, 32, kernel_size), nn.ReLU(), nn.Conv1d(32, channels, 1))
+        self.past, self.next = conv(), conv()
+        n_node = 2 * channels + 1 + (n_features - f)
+        n_pair = 2 * channels * channels + 2 * f * channels + 4
+        self.edge1 = _mlp(n_pair + 2 * n_node, hidden, hidden, dropout)
+        self.node2 = _mlp(2 * hidden + n_node, hidden, hidden, dropout)
+        self.edge2 = _mlp(3 * hidden, hidden, hidden, dropout)
+        self.fc_out = init_linear(nn.Linear(hidden, n_edge_types))
+
+    def min_steps(self) -> int:
+        "Shortest series the convolutions and the VAR accept."
+        return max(self.kernel_size, self.lags) + 3
+
+    def pair_features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        "Statistics of `(B, N, T, D)`: per ordered pair `(B, N, N, P)` (`[b, i, j]`: i -> j) and per series `(B, N, V)`"
+        b, n, t, _ = x.shape
+        values = _standardise_time(x[..., :self.n_values].float())
+        change = values[:, :, 1:] - values[:, :, :-1]
+        u = torch.cat([values[:, :, :-1], _standardise_time(torch.cat([torch.zeros_like(change[:, :, :1]),
+                                                                        change[:, :, :-1]], 2))], -1)  # (B, N, T-1, 2F)
+        wald = granger_wald(u, _standardise_time(change), self.lags, self.ridge)
+        windows = u.reshape(b * n, t - 1, -1).transpose(1, 2)
+        past = self.past(windows).reshape(b, n, self.channels, -1)[..., :-1]    # window ending at s + k - 1
+        ahead = self.next(windows).reshape(b, n, self.channels, -1)[..., 1:]    # the same window one step later
+        r = past.shape[-1]
+        a, g = (_standardise_time(h.transpose(2, 3)) for h in (past, ahead))    # (B, N, r, C)
+        cross = torch.einsum("bitk,bjtl->bijkl", a, g).reshape(b, n, n, -1) / r
+        now = values[:, :, self.kernel_size - 1:self.kernel_size - 1 + r]
+        now = now - now.mean(2, keepdim=True)                                   # (B, N, r, F)
+        with_next = torch.einsum("bitf,bjtk->bijfk", now, g) / r                 # cov(x_i, g_j)
+        own = torch.diagonal(with_next, dim1=1, dim2=2).permute(0, 3, 1, 2)     # cov(x_j, g_j): (B, N, F, C)
+        cov = torch.einsum("bitf,bjtf->bijf", now, now) / r
+        var = torch.diagonal(cov, dim1=1, dim2=2).transpose(1, 2)
+        spread = (var[:, :, None] + var[:, None] - 2 * cov).clamp_min(0)        # var(x_i - x_j)
+        coupling = ((with_next - own[:, None]) / (spread[..., None] + 1e-3).sqrt()).reshape(b, n, n, -1)
+        log_wald = torch.log1p(wald)
+        node = [past.mean(-1), past.std(-1), torch.diagonal(log_wald, dim1=1, dim2=2)[..., None]]
+        if self.n_features > self.n_values: node.append(x[..., self.n_values:].float().mean(2))
+        pair = torch.cat([cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10], -1)
+        return pair, torch.cat(node, -1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, t, d = x.shape
+        if d != self.n_features: raise ValueError(f"PairStatsEncoder was built for {self.n_features} features, got {d}")
+        if t < self.min_steps(): raise ValueError(f"PairStatsEncoder needs at least {self.min_steps()} time steps, got {t}")
+        send, recv = pair_index(n, x.device)
+        with torch.autocast(x.device.type, enabled=False):  # a Cholesky factorisation needs float32
+            pair, node = self.pair_features(x)
+        both = torch.cat([pair[:, send, recv], pair[:, recv, send]], -1)
+        e_skip = self.edge1(torch.cat([both, node[:, send], node[:, recv]], -1))
+        h = self.node2(torch.cat([edge2node(e_skip, recv, n, "mean"), edge2node(e_skip, send, n, "mean"), node], -1))
+        return _logits_fp32(self.fc_out, self.edge2(torch.cat([h[:, send], h[:, recv], e_skip], -1)))

@@ -136,12 +136,16 @@ def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
 def split_observed(x, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Series `(B, N, T, D)` that may hold NaN -> filled float tensor and mask (None when nothing is missing)
 
-    See `acd_nb.data.fill_missing`; infinite values and series with no observed value are errors."""
+    See `acd_nb.data.fill_missing`; infinite values and series with no observed value are errors, except a feature
+    that no series of a sample has (a recording with fewer features than the general model reads): 0, unobserved."""
     x = torch.as_tensor(x, dtype=torch.float32)
     check_series(x, check_finite=False)
     if torch.isinf(x).any(): raise ValueError("x contains infinite values (missing values are NaN)")
     if not torch.isnan(x).any(): return x.to(device), None
-    filled, observed = fill_missing(x.cpu())
+    absent = torch.isnan(x).all(1).all(1)  # (B, D): features a sample lacks altogether
+    absent &= ~absent.all(-1, keepdim=True)  # a sample with no value at all stays an error
+    filled, observed = fill_missing(torch.where(absent[:, None, None], 0.0, x).cpu())
+    observed &= ~absent[:, None, None].cpu().numpy()
     return torch.from_numpy(filled).to(device), torch.from_numpy(observed).to(device)
 
 def infer_logits(model, x, method: str = "enc", steps: int | None = None, lr: float | None = None,

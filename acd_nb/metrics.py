@@ -16,8 +16,8 @@ import torch
 from .core import edges_to_matrix, matrix_to_edges
 
 # %% auto #0
-__all__ = ['posterior_to_scores', 'edge_auroc', 'edge_accuracy', 'edge_metrics', 'posterior_health', 'mse_per_horizon', 'mean_ci',
-           'summarise', 'format_ci', 'graph_stats']
+__all__ = ['posterior_to_scores', 'edge_auroc', 'edge_accuracy', 'edge_metrics', 'pooled_edge_auroc', 'posterior_health',
+           'mse_per_horizon', 'mean_ci', 'summarise', 'format_ci', 'graph_stats']
 
 # %% ../nbs/03_metrics.ipynb #13509227
 def _to_numpy(a, name: str) -> np.ndarray:
@@ -85,6 +85,18 @@ def edge_accuracy(scores, edges, threshold: float = 0.5) -> float:
 def edge_metrics(scores, edges, threshold: float = 0.5) -> dict:
     "`{'auroc', 'accuracy'}` of scores `(B, N, N)` against edges"
     return {"auroc": edge_auroc(scores, edges), "accuracy": edge_accuracy(scores, edges, threshold)}
+
+# %% ../nbs/03_metrics.ipynb #41dadd34
+def pooled_edge_auroc(scores: list, edges: list) -> float:
+    "Edge AUROC pooled over the off-diagonal entries of several `(B_k, N_k, N_k)` score and edge arrays (N may differ)"
+    if len(scores) != len(edges) or not scores:
+        raise ValueError(f"pooled_edge_auroc needs one edges array per scores array, got {len(scores)} and {len(edges)}")
+    pairs = [_scores_labels(s, e) for s, e in zip(scores, edges)]
+    labels = np.concatenate([p[1].ravel() for p in pairs])
+    if labels.min() == labels.max():
+        raise ValueError(f"AUROC is undefined: every off-diagonal label is {int(labels[0])}, both classes are needed")
+    from sklearn.metrics import roc_auc_score
+    return float(roc_auc_score(labels, np.concatenate([p[0].ravel() for p in pairs])))
 
 # %% ../nbs/03_metrics.ipynb #fecfd44f
 def posterior_health(scores, margin: float = 0.01) -> dict:

@@ -21,7 +21,7 @@ from torch import nn
 from .core import check_series, compute_dtype
 from .metrics import posterior_to_scores
 from .decoders import GRUDecoder, KuramotoSimDecoder, MLPDecoder, SpringsSimDecoder
-from .encoders import CNNEncoder, MLPEncoder
+from .encoders import CNNEncoder, MLPEncoder, PairStatsEncoder
 
 # %% auto #0
 __all__ = ['ENCODERS', 'DECODERS', 'DTYPES', 'DRAW_KINDS', 'draw_architecture', 'ACDConfig', 'build_encoder', 'build_decoder',
@@ -63,9 +63,10 @@ def draw_architecture(ax=None):
 # the one place where a config's name becomes a module: name -> builder(cfg, n_features, **encoder options) of each
 # encoder and name -> builder(cfg) of each decoder; ACDConfig accepts exactly these names
 ENCODERS = {"mlp": lambda cfg, n_features, **kw: MLPEncoder(cfg.n_steps, n_features, **kw),
-            "cnn": lambda cfg, n_features, **kw: CNNEncoder(n_features, **kw)}
+            "cnn": lambda cfg, n_features, **kw: CNNEncoder(n_features, **kw),
+            "stats": lambda cfg, n_features, **kw: PairStatsEncoder(n_features, n_values=min(cfg.n_features, n_features), **kw)}
 DECODERS = {"mlp": lambda cfg: MLPDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.hidden, cfg.hidden,
-                                          cfg.dropout),
+                                          cfg.dropout, cfg.mean_messages),
             "gru": lambda cfg: GRUDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.gru_burn_in, cfg.dropout),
             "springs_sim": lambda cfg: SpringsSimDecoder(**(cfg.sim or {})),
             "kuramoto_sim": lambda cfg: KuramotoSimDecoder(**(cfg.sim or {}))}
@@ -90,6 +91,7 @@ class ACDConfig:
     gru_burn_in: bool = False  # input scheme of the GRU decoder
     sim: dict | None = None  # keyword arguments of a simulation decoder
     mask_input: bool = False  # the encoder reads which values were observed beside the (filled) values
+    mean_messages: bool = False  # the MLP decoder averages incoming messages (`MLPDecoder`): one scale at any N
 
     def __post_init__(self):
         if self.prior is not None: self.prior = tuple(float(p) for p in self.prior)
@@ -101,6 +103,8 @@ class ACDConfig:
         need(int(self.n_features) >= 1, f"n_features must be >= 1, got {self.n_features}")
         need(self.encoder != "mlp" or (self.n_steps is not None and self.n_steps >= 2),
              f"the MLP encoder needs n_steps (time steps it sees) >= 2, got {self.n_steps}")
+        need(not self.mean_messages or self.decoder == "mlp",
+             f"mean_messages is an option of the MLP decoder, not of {self.decoder!r}")
         need(self.n_edge_types >= 2, f"n_edge_types must be >= 2 (type 0 is 'no edge'), got {self.n_edge_types}")
         need(self.hidden >= 1, f"hidden must be >= 1, got {self.hidden}")
         need(self.tau > 0, f"tau must be > 0, got {self.tau}")
@@ -121,6 +125,7 @@ class ACDConfig:
         d = asdict(self)
         if d["prior"] is not None: d["prior"] = list(d["prior"])
         if not d["mask_input"]: del d["mask_input"]  # configs (and checkpoints) of models without it stay as they were
+        if not d["mean_messages"]: del d["mean_messages"]  # likewise
         return d
 
     @classmethod
@@ -294,11 +299,15 @@ class ACD(nn.Module):
         """Negative ELBO on `x (B, N, T, D)`: dict(loss, nll, kl, logits, edges, pred)
 
         Given `logits`, the encoder is skipped. With `observed (B, N, T, D)`, `x` holds filled values
-        (`acd_nb.data.fill_missing`) and only observed targets count."""
+        (`acd_nb.data.fill_missing`) and only observed targets count; the decoder restarts from the filled values of
+        a feature a series never has."""
         self.check_input(x)
         if logits is None: logits = self.encode(x, observed)
         edges = self.sample_edges(logits, hard=not self.training if hard is None else hard)
-        pred = self.decode(x, edges, prediction_steps, observed=observed, **decoder_kwargs)
+        # a feature a series never has (the general model's padding, `acd_nb.train.mixture_data`) is fed as its filled
+        # value, not rolled out from it over the whole series; it is not scored either way
+        feed = None if observed is None else observed | ~observed.any(2, keepdim=True)
+        pred = self.decode(x, edges, prediction_steps, observed=feed, **decoder_kwargs)
         target_observed = None if observed is None else observed[:, :, 1:]
         nll, kl = self.nll(pred, x[:, :, 1:], target_observed), self.kl(logits, x.shape[1])
         return dict(loss=nll + kl, nll=nll, kl=kl, logits=logits, edges=edges, pred=pred)

@@ -31,12 +31,13 @@ from .sims import SimConfig, add_observation_noise, kuramoto_phase, scale_omega,
 from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
-__all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'OUT_OF_RANGE', 'MISSING_TEST_RATES', 'pretrained_dir',
-           'list_pretrained', 'LoadedModel', 'explain_unsafe_checkpoint', 'read_checkpoint', 'load_model',
-           'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'kuramoto_phases', 'derive_kuramoto',
-           'derive_velocities', 'Derivation', 'derivation', 'order_features', 'prepare_series', 'model_for_features',
-           'simulate_test_set', 'missing_values_test', 'training_feature_stats', 'distribution_notes',
-           'summarise_evaluation', 'render_card', 'export_pretrained']
+__all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'PER_SAMPLE', 'OUT_OF_RANGE', 'MIXTURE_TEST', 'MISSING_TEST_RATES',
+           'pretrained_dir', 'list_pretrained', 'LoadedModel', 'explain_unsafe_checkpoint', 'read_checkpoint',
+           'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'kuramoto_phases',
+           'derive_kuramoto', 'derive_velocities', 'Derivation', 'derivation', 'per_sample_scaling',
+           'standardise_samples', 'order_features', 'prepare_series', 'model_for_features', 'simulate_test_set',
+           'missing_values_test', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
+           'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -79,8 +80,9 @@ class LoadedModel:
     def infer_steps(self) -> int:
         """Time steps a graph is inferred from
 
-        The MLP encoder's fixed input length, else the training sequences' length."""
-        return self.model.cfg.n_steps or self.info["data"]["steps_train"]
+        The MLP encoder's fixed input length, else the training sequences' length (of a mixture: its longest)."""
+        data = self.info["data"] or {}
+        return self.model.cfg.n_steps or data.get("steps_train") or data.get("max_steps") or data["mixture"]["n_steps"][1]
 
     @property
     def min_steps(self) -> int:
@@ -279,10 +281,27 @@ def derivation(feature_names, n_features: int):
     return entry if entry is not None and entry.n_inputs == n_features else None
 
 # %% ../nbs/41_pretrained.ipynb #0653bcce
+PER_SAMPLE = "per_sample"  # a model's `scaling` (card or run.json): each recording standardised on its own
+
+def per_sample_scaling(loaded: LoadedModel) -> bool:
+    """Whether `loaded` reads each recording standardised on its own (`standardise_samples`), as the general model
+    (`acd_nb.train.train_mixture`) does, rather than scaled by stored training statistics"""
+    return (loaded.info.get("meta") or {}).get("scaling") == PER_SAMPLE
+
+def standardise_samples(x) -> np.ndarray:
+    """Each sample of `x (B, N, T, D)` (NaN where missing) standardised as `acd_nb.sims.simulate_mixture` standardises
+    the general model's training data: each feature's mean over series and time taken away, then all divided by the
+    sample's one standard deviation; a feature a sample lacks stays NaN"""
+    x = np.asarray(x, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a feature with no value at all: its mean is NaN, it stays NaN
+        x = x - np.nanmean(x, (1, 2), keepdims=True)
+        return (x / np.maximum(np.nanstd(x, (1, 2, 3), keepdims=True), 1e-12)).astype(np.float32)
+
 def order_features(loaded: LoadedModel, x: np.ndarray, feature_names: list[str] | None,
                    name: str = "input") -> tuple[np.ndarray, list[str]]:
     "`x (B, N, T, D)` with its named features put in `loaded`'s order, and a note if they moved"
-    if feature_names is None: return x, []
+    if feature_names is None or per_sample_scaling(loaded): return x, []  # the general model: features as given
     reads = list(loaded.feature_names)
     expected = reads[:len(feature_names)] if derivation(reads, len(feature_names)) else reads
     if len(feature_names) != len(expected): return x, []  # a count the model does not read: prepare_series says so
@@ -344,6 +363,12 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
         x, d = derived.derive(loaded, filled).astype(np.float32), len(loaded.feature_names)
         if missing.any(): x[missing.any(-1)] = np.nan
         notes.append(f"{name} has {derived.n_inputs} feature(s) per series, read as {derived.reads}: {derived.derived}")
+    general = per_sample_scaling(loaded)
+    if general and d < cfg.n_features:  # the general model: the features a series lacks are unobserved (its mask)
+        notes.append(f"{name} has {d} feature(s) per series; model {loaded.name!r} reads up to {cfg.n_features}: "
+                     f"the other {cfg.n_features - d} are read as unobserved")
+        x = np.concatenate([x, np.full(x.shape[:-1] + (cfg.n_features - d,), np.nan, np.float32)], -1)
+        d = cfg.n_features
     if d != cfg.n_features:
         hint = ("; a CSV file gives one feature per series unless its columns are named <series>.<feature>"
                 if d == 1 else "")
@@ -358,6 +383,7 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
     if trained_nodes is not None and n != trained_nodes:
         notes.append(f"model {loaded.name!r} was trained on {trained_nodes} series and {name} has {n}: "
                      "its weights are shared over all pairs of series, but it never saw this count")
+    if general: return standardise_samples(x), notes  # no stored units to compare with
     scaled = loaded.normalizer.transform(x).astype(np.float32)
     peak = float(np.nanmax(np.abs(scaled)))
     if peak > OUT_OF_RANGE:
@@ -383,12 +409,30 @@ def model_for_features(loaded: LoadedModel, n_features: int, root=None) -> tuple
     return loaded, []
 
 # %% ../nbs/41_pretrained.ipynb #ace92e26
+# a general model's test set: springs positions, 5 series; graphs from the first max_steps (100), the rest predicted
+MIXTURE_TEST = dict(system="springs", n_nodes=5, n_steps=120)
+
+def _mixture_test_set(loaded: LoadedModel, n_samples: int, seed: int) -> dict[str, np.ndarray]:
+    """`MIXTURE_TEST` samples from a general model's mixture (`acd_nb.sims.simulate_mixture`, noise and gaps off):
+    its observed features standardised per sample, the ones it lacks NaN (unobserved)"""
+    from acd_nb.sims import MixtureConfig, simulate_mixture
+    mix = loaded.info["data"]["mixture"]
+    n, t = MIXTURE_TEST["n_nodes"], MIXTURE_TEST["n_steps"]
+    cfg = MixtureConfig(systems=(MIXTURE_TEST["system"],), n_nodes=(n, n), n_steps=(t, t), batch_size=n_samples,
+                        in_degree=tuple(mix["in_degree"]), step_scale=tuple(mix["step_scale"]), noise=(0.0, 0.0),
+                        missing_rate=(0.0, 0.0))
+    group = simulate_mixture(cfg, 1, seed)[0]
+    d = loaded.n_features - group["x"].shape[-1]
+    x = np.concatenate([group["x"], np.full(group["x"].shape[:-1] + (d,), np.nan, np.float32)], -1)
+    return {"x": x, "edges": group["edges"], "raw_x": group["x"]}
+
 def simulate_test_set(loaded: LoadedModel, n_samples: int | None = None, seed: int = 1) -> dict[str, np.ndarray]:
     """Fresh test data scaled like the training data: `x`, `edges`, `raw_x`
 
     `x` `(n, N, steps_test, D)` scaled (plus the training data's noise), `edges` `(n, N, N)` and the unscaled `raw_x`;
     `n` defaults to the test-split size."""
     data = loaded.info.get("data") or {}
+    if "mixture" in data: return _mixture_test_set(loaded, 200 if n_samples is None else n_samples, seed)
     if "sim" not in data: raise ValueError(f"model {loaded.name!r} was not trained on simulated data: give test data")
     n_samples = data["n_test"] if n_samples is None else n_samples
     sim = SimConfig(**{**data["sim"], "n_steps": data["steps_test"]})
@@ -549,8 +593,54 @@ def _card_scaling(card: dict) -> list[str]:
         lines.append(f"| {', '.join(names[k] if k < len(names) else str(k) for k in group)} | {lo:.6g} | {hi:.6g} |")
     return lines
 
+def _card_general(card: dict) -> list[str]:
+    "The card of a model trained on a mixture of systems (`acd_nb.train.train_mixture`): use, data, training, tests"
+    data, model, training = card.get("data") or {}, card.get("model") or {}, card.get("training") or {}
+    mix, train = data.get("mixture") or {}, card.get("train") or {}
+    lines = [f"# Model card: `{card['name']}`", "",
+             f"One Amortized Causal Discovery model for many kinds of dynamics, trained with acd_nb "
+             f"{card.get('acd_nb_version')} on {card.get('date')} on a mixture of simulated systems.", "", "## Use", "",
+             f"Infers the directed graph (`[i, j]`: series i causes series j) of any number of series with 1 to "
+             f"{model.get('n_features')} features each, any length from {card.get('min_steps', 14)} steps on. Each "
+             "recording is standardised on its own (each feature's mean over series and time removed, divided by the "
+             "recording's standard deviation), so units do not matter; features a series lacks are read as unobserved. "
+             f"`acd infer --pretrained {card['name']} --input FILE --out DIR`.", "", "## Data", "",
+             f"{data.get('n_groups')} training batches of {mix.get('batch_size')} samples (seed {data.get('data_seed')}), "
+             f"{data.get('n_valid_groups')} for validation (seed {data.get('valid_seed')}); each batch one system, one N "
+             "and one length: " + ", ".join(f"`{s}`" for s in mix.get("systems", [])) + ". "
+             f"N {mix.get('n_nodes')}, {mix.get('n_steps')} steps (cut to the first {data.get('max_steps')}), "
+             f"mean causes per series {mix.get('in_degree')}, sampling interval x{mix.get('step_scale')} of each "
+             f"system's default, observation noise σ {mix.get('noise')} (of the standardised series), "
+             f"{mix.get('missing_rate')} of the readings missing. Observed: springs positions x, y; Kuramoto sin φ; "
+             "the value of each Lorenz-96 / VAR series; fMRI BOLD; never a simulator's hidden state.", "",
+             "## Model and training", "",
+             f"Encoder `{model.get('encoder')}`, decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
+             f"mask model, {model.get('dtype')}. Objective: the negative ELBO"
+             + (f" plus {train.get('edge_loss'):g} x the supervised edge loss" if train.get("edge_loss") else "")
+             + f". {training.get('epochs')} epochs in {format_ci(training.get('minutes'), digits=1)} minutes "
+             f"(budget {train.get('minutes')}) on one CPU thread, batch {train.get('batch_size')}, lr {train.get('lr')}; "
+             "weights of the epoch with the " + ("highest validation AUROC on the simulators' graphs" if train.get("select") == "auroc"
+                                                 else "lowest validation loss")
+             + f" ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))}).", ""]
+    test = card.get("test") or {}
+    if test.get("table"):
+        ns = test["n_nodes"]
+        lines += ["## Test results", "", test.get("note", ""), "",
+                  "| system | " + " | ".join(f"N = {n}" for n in ns) + " |", "|---|" + "---|" * len(ns)]
+        lines += [f"| {s} | " + " | ".join(format_ci(row.get(str(n))) for n in ns) + " |"
+                  for s, row in test["table"].items()]
+        lines.append("")
+    for method, label in (("enc", "Enc"), ("enc+tta", "Enc+TTA")):  # the springs test set `acd demo` draws
+        if method in test:
+            r = test[method]
+            lines.append(f"- {label} on {test.get('n_samples')} {test.get('data', 'test samples')}: AUROC {r['auroc']:.3f} "
+                         f"(per sample {r['auroc_mean']:.3f} ± {r['auroc_ci95'] or 0:.3f})")
+    lines += [f"- {note}" for note in test.get("notes", [])]
+    return lines + ([""] if test else [])
+
 def render_card(card: dict) -> str:
     "Markdown model card from a `card.json` dict"
+    if card.get("system") == "mixture": return "\n".join(_card_general(card)) + "\n"
     sections = (_card_use(card) + _card_data(card) + _card_training(card) + _card_test(card) + _card_missing(card)
                 + _card_scaling(card))
     return "\n".join(sections) + "\n"
@@ -589,8 +679,8 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(),
             "train": _last_train_config(run_dir) or run.get("train"),
             "training": _training_summary(run_dir, loaded),
-            "feature_stats": training_feature_stats(loaded, n_samples=1000),
-            "missing": missing_values_test(loaded),
+            **({"feature_stats": training_feature_stats(loaded, n_samples=1000), "missing": missing_values_test(loaded)}
+               if "sim" in (run.get("data") or {}) else {"scaling": run.get("scaling")}),  # a mixture: see its report
             **(card_extra or {})}
     dest = Path(dest) if dest is not None else pretrained_dir()
     target = dest / name

@@ -25,23 +25,28 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.distributed as dist
+import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from . import __version__
 from .core import (Preset, atomic_path, check_series, compute_dtype, get_device, get_preset, precision_info,
                          seed_everything, write_json)
-from .data import DatasetConfig, build_datasets, epoch_batches, feature_stats, fill_missing, load_dataset
-from .metrics import edge_auroc
+from .data import (DatasetConfig, Normalizer, build_datasets, epoch_batches, feature_stats, fill_missing,
+                         load_dataset)
+from .metrics import edge_auroc, pooled_edge_auroc
 from .model import ACD, ACDConfig, model_draw, random_source
-from .sims import SimConfig
+from .nn import pair_index
+from .sims import MixtureConfig, SimConfig, simulate_mixture
 
 # %% auto #0
-__all__ = ['COMPILED_PARTS', 'SELECT', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE', 'RECORDINGS_PATIENCE',
-           'SELECTION', 'SELECTION_AUROC', 'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask',
-           'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss', 'compile_model', 'distributed_env',
-           'epochs_without_gain', 'fit', 'write_or_check_run', 'discard_unstarted_run', 'train_dataset',
-           'train_simulated', 'train_recordings']
+__all__ = ['COMPILED_PARTS', 'SELECT', 'GROUP_ARRAYS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE',
+           'RECORDINGS_PATIENCE', 'SELECTION', 'SELECTION_AUROC', 'GENERAL_MODEL', 'GENERAL_TRAIN', 'TrainConfig',
+           'as_tensors', 'extra_tensors', 'with_observation_mask', 'GroupBatch', 'GroupedData', 'mixture_data',
+           'supervised_edge_loss', 'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss',
+           'evaluate_grouped', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit', 'write_or_check_run',
+           'discard_unstarted_run', 'train_dataset', 'train_simulated', 'per_sample_meta', 'train_recordings',
+           'mixture_groups', 'train_mixture']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 COMPILED_PARTS = ("encoder", "model")  # what `TrainConfig.compile` may name besides True (the encoder) and False
@@ -65,6 +70,7 @@ class TrainConfig:
     cuda_graphs: bool = True       # on CUDA, replay the training step as a CUDA graph (see `fit`)
     stack_members: bool | None = None  # step an ensemble's like members as one model (see `fit`); None: on CUDA when compiled
     select: str | None = None      # the validation score best.pt and patience follow: one of SELECT, None: see `fit`
+    edge_loss: float = 0.0         # weight of a supervised edge loss beside the ELBO (`supervised_edge_loss`); 0: the ELBO alone
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "lr_decay_every"):
@@ -80,6 +86,7 @@ class TrainConfig:
         if self.compile is True: self.compile = "encoder"  # one spelling for what gets compiled
         if self.select is not None and self.select not in SELECT:
             raise ValueError(f"select must be one of {', '.join(SELECT)} (or None), got {self.select!r}")
+        if not self.edge_loss >= 0: raise ValueError(f"edge_loss must be >= 0, got {self.edge_loss}")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -87,7 +94,10 @@ class TrainConfig:
         names = {f.name for f in fields(cls)}
         return cls(**{**{k: v for k, v in preset.to_dict().items() if k in names}, **overrides})
 
-    def to_dict(self) -> dict: return asdict(self)
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if not d["edge_loss"]: del d["edge_loss"]  # configs (and run.json files) of ELBO-only runs stay as they were
+        return d
 
 # %% ../nbs/14_train.ipynb #206cf59b
 def as_tensors(data, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -140,6 +150,83 @@ def with_observation_mask(data, model=None):
         raise ValueError(f"the data has missing values (NaN) but {type(model).__name__} does not take them")
     arrays["x"], arrays["observed"] = fill_missing(x, empty="zero")
     return arrays
+
+# %% ../nbs/14_train.ipynb #32c62c81
+class GroupBatch:
+    "One training batch of `GroupedData`: the samples `idx` of group `group`; `len` is its number of samples"
+    __slots__ = ("group", "idx")
+    def __init__(self, group: int, idx: torch.Tensor): self.group, self.idx = group, idx
+    def __len__(self) -> int: return len(self.idx)
+    def __repr__(self) -> str: return f"GroupBatch(group={self.group}, samples={len(self.idx)})"
+
+GROUP_ARRAYS = ("x", "observed", "edges")  # what every group of `GroupedData` holds (tensors on the training device)
+
+@dataclass
+class GroupedData:
+    """Training data in groups of one shape each: `x` and `observed` `(batch, nodes, time, features)`, `edges`
+    `(batch, nodes, nodes)`; N and T differ between groups, the number of features does not
+
+    Other entries of a group (its `system` names, say) are kept as they are."""
+    groups: list[dict]
+
+    def __post_init__(self):
+        if not self.groups: raise ValueError("GroupedData needs at least one group")
+        widths = set()
+        for k, g in enumerate(self.groups):
+            missing = [a for a in GROUP_ARRAYS if a not in g]
+            if missing: raise ValueError(f"group {k} lacks {missing}")
+            x, observed, edges = (g[a] for a in GROUP_ARRAYS)
+            check_series(x, min_steps=2, check_finite=False)
+            b, n = x.shape[:2]
+            if tuple(observed.shape) != tuple(x.shape) or tuple(edges.shape) != (b, n, n):
+                raise ValueError(f"group {k}: observed must have x's shape {tuple(x.shape)} and edges {(b, n, n)}, got "
+                                 f"{tuple(observed.shape)} and {tuple(edges.shape)}")
+            widths.add(x.shape[-1])
+        if len(widths) > 1: raise ValueError(f"every group needs the same number of features, got {sorted(widths)}")
+
+    def __len__(self) -> int: return sum(len(g["x"]) for g in self.groups)
+
+    @property
+    def n_features(self) -> int: return int(self.groups[0]["x"].shape[-1])
+
+    def to(self, device=None) -> GroupedData:
+        "Float tensors `x`, `edges` and a boolean `observed` on `device`; other entries unchanged."
+        def tensor(name, a):
+            a = torch.as_tensor(a, device=device)
+            return a.bool() if name == "observed" else a.to(torch.float32)
+        return GroupedData([{**g, **{a: tensor(a, g[a]) for a in GROUP_ARRAYS}} for g in self.groups])
+
+    def batches(self, batch_size: int, seed: int, epoch: int) -> list[GroupBatch]:
+        """The batches of one epoch, seeded by `(seed, epoch)`: each group's samples permuted and cut into
+        `batch_size` slices (its last may be short), all groups' slices in one shuffled order"""
+        gen = torch.Generator().manual_seed(seed * 100_003 + epoch)
+        device = self.groups[0]["x"].device if isinstance(self.groups[0]["x"], torch.Tensor) else None
+        out = [GroupBatch(k, idx.to(device)) for k, g in enumerate(self.groups)
+               for idx in torch.randperm(len(g["x"]), generator=gen).split(batch_size)]
+        return [out[i] for i in torch.randperm(len(out), generator=gen).tolist()]
+
+def mixture_data(groups: list[dict], n_features: int = 3) -> GroupedData:
+    """`GroupedData` of `acd_nb.sims.simulate_mixture`'s groups (NaN where not observed), each series padded to
+    `n_features` features: the missing features, like missing readings, are unobserved; gaps filled by
+    `acd_nb.data.fill_missing`"""
+    out = []
+    for k, g in enumerate(groups):
+        x = np.asarray(g["x"], dtype=np.float32)
+        if x.shape[-1] > n_features:
+            raise ValueError(f"group {k} has {x.shape[-1]} features per series, more than n_features={n_features}")
+        pad = np.full(x.shape[:-1] + (n_features - x.shape[-1],), np.nan, dtype=np.float32)
+        filled, observed = fill_missing(np.concatenate([x, pad], -1), empty="zero")
+        out.append({**{k2: v for k2, v in g.items() if k2 not in ("x", "observed")}, "x": filled, "observed": observed})
+    return GroupedData(out)
+
+# %% ../nbs/14_train.ipynb #d428e707
+def supervised_edge_loss(logits: torch.Tensor, edges: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of edge-type logits `(B, N(N-1), K)` against true graphs `(B, N, N)` (`[b, i, j]`: i causes j,
+    edge type 1), summed over edges, averaged over samples and nodes (the scale of `ACD.kl`)"""
+    b, n = edges.shape[:2]
+    send, recv = pair_index(n, logits.device)
+    labels = (edges[:, send, recv] > 0).long()
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="sum") / (b * n)
 
 # %% ../nbs/14_train.ipynb #582e63d7
 def save_checkpoint(path, model, **state) -> Path:
@@ -201,6 +288,25 @@ def evaluate_loss(model, x: torch.Tensor, edges: torch.Tensor | None = None, bat
     if edges is not None:
         n = edges.shape[1]
         res["auroc"] = edge_auroc(torch.cat(probs)[:, :n, :n].cpu(), edges.cpu())
+    return res
+
+# %% ../nbs/14_train.ipynb #b82363b7
+@torch.no_grad()
+def evaluate_grouped(model, data: GroupedData, batch_size: int = 256) -> dict:
+    """`evaluate_loss` of `GroupedData`: mean loss terms over all samples (each group in batches) in eval mode, and
+    the AUROC pooled over every off-diagonal entry of every group's graphs"""
+    was_training = model.training
+    model.eval()
+    totals, scores, graphs = {}, [], []
+    for g in data.groups:
+        for idx in torch.arange(len(g["x"]), device=g["x"].device).split(batch_size):
+            out = model.loss(g["x"][idx], observed=g["observed"][idx])
+            for k in ("loss", "nll", "kl"): totals[k] = totals.get(k, 0.0) + float(out[k]) * len(idx)
+            scores.append(model.edge_probs(out["logits"]).cpu()); graphs.append(g["edges"][idx].cpu())
+    model.train(was_training)
+    res = {k: v / len(data) for k, v in totals.items()}
+    known = sum(float(e.sum()) for e in graphs), sum(e.shape[0] * e.shape[1] * (e.shape[1] - 1) for e in graphs)
+    if 0 < known[0] < known[1]: res["auroc"] = pooled_edge_auroc(scores, graphs)  # both classes: AUROC defined
     return res
 
 # %% ../nbs/14_train.ipynb #ff5a4836
@@ -285,18 +391,25 @@ class _Run:
         self.device = _start_distributed(device) if self.world > 1 else device
         self.main_process = self.rank == 0
         model.to(self.device)
-        train, valid = with_observation_mask(train, model), with_observation_mask(valid, model)
-        def names(data):  # the model's extra inputs, and the mask of data with gaps
-            masked = isinstance(data, dict) and "observed" in data
-            return tuple(getattr(model, "extra_inputs", ())) + (("observed",) if masked else ())
-        self.x, _ = as_tensors(train, self.device)
-        self.extras = extra_tensors(train, names(train), len(self.x), self.device)
-        self.vx, self.vedges = as_tensors(valid, self.device) if valid is not None else (None, None)
-        self.vextras = extra_tensors(valid, names(valid), len(self.vx), self.device) if valid is not None else {}
-        if cfg.select == "auroc" and self.vedges is None:
-            raise ValueError("select='auroc' chooses the epoch by the validation AUROC: it needs the validation graphs")
-        if self.world > 1 and len(self.x) < self.world:
-            raise ValueError(f"{len(self.x)} training samples cannot be shared by {self.world} processes")
+        # data in groups of different shapes (`GroupedData`), or one shape
+        self.groups = train.to(self.device) if isinstance(train, GroupedData) else None
+        self.vgroups = valid.to(self.device) if isinstance(valid, GroupedData) else None
+        if self.groups is not None: self._check_grouped(model, valid)
+        else:
+            train, valid = with_observation_mask(train, model), with_observation_mask(valid, model)
+            def names(data):  # the model's extra inputs, and the mask of data with gaps
+                masked = isinstance(data, dict) and "observed" in data
+                return tuple(getattr(model, "extra_inputs", ())) + (("observed",) if masked else ())
+            self.x, edges = as_tensors(train, self.device)
+            if cfg.edge_loss and edges is None: raise ValueError("edge_loss needs the training graphs (edges)")
+            self.edges = edges if cfg.edge_loss else None
+            self.extras = extra_tensors(train, names(train), len(self.x), self.device)
+            self.vx, self.vedges = as_tensors(valid, self.device) if valid is not None else (None, None)
+            self.vextras = extra_tensors(valid, names(valid), len(self.vx), self.device) if valid is not None else {}
+            if cfg.select == "auroc" and self.vedges is None:
+                raise ValueError("select='auroc' chooses the epoch by the validation AUROC: it needs the validation graphs")
+            if self.world > 1 and len(self.x) < self.world:
+                raise ValueError(f"{len(self.x)} training samples cannot be shared by {self.world} processes")
         self.opt = _adam(model.parameters(), cfg.lr, self.device)
         self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=cfg.lr_decay_every, gamma=cfg.lr_decay_gamma)
         self.out_dir = Path(out_dir) if out_dir is not None else None
@@ -312,6 +425,22 @@ class _Run:
         self.turns = None  # a `_ForwardTurns` where members step side by side and must not forward at once
         seed_everything(cfg.seed + self.rank)
         self.generator = torch.Generator().manual_seed(cfg.seed + self.rank)  # the stream the seed gives alone
+
+    def _check_grouped(self, model, valid):
+        "What grouped data (`GroupedData`) need: one process, a model that takes the mask, valid data grouped too"
+        if self.world > 1: raise ValueError("grouped data (GroupedData) train in one process, not under torchrun")
+        if not getattr(model, "supports_missing", False) or getattr(model, "extra_inputs", ()):
+            raise ValueError(f"{type(model).__name__} cannot train on grouped data: it needs the observation mask alone")
+        if valid is not None and self.vgroups is None: raise ValueError("with grouped training data, valid must be grouped")
+        self.x, self.edges, self.extras, self.vx, self.vedges, self.vextras = None, None, {}, None, None, {}
+
+    def inputs(self, batch) -> tuple[torch.Tensor, dict, torch.Tensor | None]:
+        "Series, extra inputs (the mask) and graphs (where `edge_loss` needs them) of a batch of `batch()`"
+        if self.groups is not None:
+            g = self.groups.groups[batch.group]
+            return g["x"][batch.idx], {"observed": g["observed"][batch.idx]}, g["edges"][batch.idx]
+        return (self.x[batch], {k: v[batch] for k, v in self.extras.items()},
+                None if self.edges is None else self.edges[batch])
 
     def draws(self):
         """The block's model draws come from this run's generator on the CPU (from the device's default one on a GPU,
@@ -370,7 +499,8 @@ class _Run:
         "The batches of `epoch` (permuted by seed and epoch) and where in them this run starts"
         self.epoch, self.stopped = epoch, None
         self.model.train()
-        batches = epoch_batches(len(self.x), self.cfg.batch_size * self.world, self.cfg.seed, epoch, self.device)
+        batches = (self.groups.batches(self.cfg.batch_size, self.cfg.seed, epoch) if self.groups is not None else
+                   epoch_batches(len(self.x), self.cfg.batch_size * self.world, self.cfg.seed, epoch, self.device))
         if self.world > 1 and len(batches[-1]) < self.world: batches = batches[:-1]  # every process needs a sample
         self.batches = batches
         self.done = self.start_step if epoch == self.start_epoch else 0  # batches of this epoch done so far
@@ -378,19 +508,23 @@ class _Run:
 
     def steps_left(self) -> bool: return self.stopped is None and self.done < len(self.batches)
 
-    def batch(self) -> torch.Tensor:
-        "Sample indices of this process's share of the next batch."
+    def batch(self) -> torch.Tensor | GroupBatch:
+        "Sample indices of this process's share of the next batch (of grouped data: a `GroupBatch`)."
+        if self.groups is not None: return self.batches[self.done]
         return self.batches[self.done][self.rank::self.world]
 
     def train_step(self, idx: torch.Tensor) -> dict:
         """One optimiser step on the samples `idx`, drawing from this run's source (`draws`); the loss is added to
-        `run_loss` on the device"""
+        `run_loss` on the device; with `cfg.edge_loss`, the loss adds the weighted `supervised_edge_loss`"""
         with self.draws():
-            with self.forward_turn(): out = self.net(self.x[idx], **{k: v[idx] for k, v in self.extras.items()})
+            x, extras, edges = self.inputs(idx)
+            with self.forward_turn(): out = self.net(x, **extras)
+            loss = out["loss"]
+            if self.cfg.edge_loss: loss = loss + self.cfg.edge_loss * supervised_edge_loss(out["logits"], edges)
             self.opt.zero_grad(set_to_none=True)
-            out["loss"].backward()
+            loss.backward()
             self.opt.step()
-        self.run_loss += out["loss"].detach().float()
+        self.run_loss += loss.detach().float()
         return out
 
     def after_step(self, stop_after_steps: int | None, out: dict | None = None, bar=None):
@@ -419,9 +553,10 @@ class _Run:
         self.sched.step()
         record = {"epoch": epoch + 1, "train_loss": float(self.run_loss) / max(self.done, 1),
                   "lr": self.opt.param_groups[0]["lr"]}
-        if self.vx is not None and self.main_process:
+        if (self.vx is not None or self.vgroups is not None) and self.main_process:
             batch_size = 256 if self.device.type == "cpu" else 4096  # a GPU validates in a few large batches
-            val = evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras)
+            val = (evaluate_grouped(self.model, self.vgroups, batch_size) if self.vgroups is not None else
+                   evaluate_loss(self.model, self.vx, self.vedges, batch_size=batch_size, extras=self.vextras))
             record.update({f"valid_{k}": v for k, v in val.items()})
             kept = -val["auroc"] if self.cfg.select == "auroc" else val["loss"]  # lower is better
             if self.out_dir is not None and kept < self.best:
@@ -506,7 +641,8 @@ class _Stack:
         def key(r):
             asked = r.cfg.stack_members or (r.cfg.stack_members is None and r.device.type == "cuda" and r.cfg.compile)
             steps = {float(s["step"]) if s else 0.0 for s in r.opt.state.values()} or {0.0}
-            if not (asked and r.model.stacks and r.model.cfg.dropout == 0 and r.world == 1 and len(steps) == 1):
+            alike = r.groups is None and not r.cfg.edge_loss  # one shape of batch, and the ELBO alone: what stacks compute
+            if not (asked and alike and r.model.stacks and r.model.cfg.dropout == 0 and r.world == 1 and len(steps) == 1):
                 return id(r)
             schedule = (r.opt.param_groups[0]["lr"], r.cfg.lr_decay_every, r.cfg.lr_decay_gamma)
             return r.model.stack_key(), r.cfg.batch_size, schedule, tuple(r.extras), steps.pop(), r.cfg.compile
@@ -664,7 +800,8 @@ class _Engine:
         self.runs, self.stop_after_steps = runs, stop_after_steps
         cfg0, device = runs[0].cfg, runs[0].device
         self.use_graphs = (device.type == "cuda" and runs[0].world == 1 and all(r.cfg.cuda_graphs for r in runs)
-                           and len({r.cfg.batch_size for r in runs}) == 1)
+                           and len({r.cfg.batch_size for r in runs}) == 1
+                           and all(r.groups is None for r in runs))  # a graph replays batches of one shape
         self.batch_size, self.graphs, self.warm_steps = cfg0.batch_size, {}, 0
         self.mode = "graph-streams" if self.use_graphs else "eager"
         self.streams_ok = True  # a capture with a stream per member has not failed
@@ -1091,20 +1228,39 @@ SELECTION_AUROC = ("the weights of the epoch with the highest validation AUROC a
                    "(asked for: select='auroc', --select auroc); training stops after {patience} epochs without a "
                    "higher one, or after {epochs} epochs")
 
-def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str]:
-    """The model a run on recordings starts from: a run or model folder, or `pretrained:NAME`; and how it is named
+def per_sample_meta(n_features: int) -> dict:
+    """run.json entries of a model that reads each recording standardised on its own
+    (`acd_nb.pretrained.standardise_samples`): its scaling, an identity normaliser and its features' names"""
+    return {"scaling": "per_sample", "normalizer": {"groups": [[k] for k in range(n_features)], "mins": [-1.0] * n_features,
+                                                    "maxs": [1.0] * n_features},
+            "feature_names": [f"f{k}" for k in range(n_features)]}
 
-    Its config is kept (features must match); where the recordings have gaps it learns to read the mask too."""
-    from acd_nb.pretrained import load_model  # pretrained builds on this module
+def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool]:
+    """The model a run on recordings starts from (a run or model folder, or `pretrained:NAME`), how it is named, and
+    whether it standardises each recording on its own
+
+    Its config is kept. Features must match, except for a model that standardises each recording (the general model):
+    it reads up to its count, the features a series lacks as unobserved. Where the recordings have gaps it learns to
+    read the mask too."""
+    from acd_nb.pretrained import load_model, per_sample_scaling  # pretrained builds on this module
     source = str(init)
     loaded = load_model(source.removeprefix("pretrained:")) if source.startswith("pretrained:") else load_model(Path(init))
-    if loaded.n_features != n_features:
+    per_sample = per_sample_scaling(loaded)
+    if n_features > loaded.n_features if per_sample else n_features != loaded.n_features:
+        reads = f"up to {loaded.n_features}" if per_sample else f"{loaded.n_features} ({', '.join(loaded.feature_names)})"
         raise ValueError(f"the recordings have {n_features} feature(s) per series but --init model {loaded.name!r} reads "
-                         f"{loaded.n_features} ({', '.join(loaded.feature_names)}): name the columns <series>.<feature> "
-                         "with these, or train without --init")
+                         f"{reads}: name the columns <series>.<feature> with these, or train without --init")
     net = loaded.model
-    if gaps and not net.cfg.mask_input: net = with_mask_input(net)
-    return net, f"{source} ({loaded.info['path']})"
+    if (gaps or n_features < loaded.n_features) and not net.cfg.mask_input: net = with_mask_input(net)
+    return net, f"{source} ({loaded.info['path']})", per_sample
+
+def _standardised_recordings(recs, n_features: int):
+    "`recs` as a model that standardises each recording reads them: standardised, padded to `n_features` with NaN"
+    from acd_nb.pretrained import standardise_samples
+    def padded(r):
+        x = standardise_samples(r[None])[0]
+        return np.concatenate([x, np.full(x.shape[:-1] + (n_features - x.shape[-1],), np.nan, np.float32)], -1)
+    return replace(recs, series=[padded(r) for r in recs.series])
 
 def _recordings_card(run: dict, history: list[dict], best: dict | None, out_dir: Path | None) -> str:
     "Markdown card of a run on recordings: what it was trained on, how it was chosen, how to use it"
@@ -1164,7 +1320,7 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
     recs = read_recordings(source, time_column, names)
     known = None if graphs is None else read_graphs(graphs, recs)
     gaps = recs.missing_fraction() > 0
-    start, init_name = (None, None) if init is None else _init_model(init, recs.n_features, gaps)
+    start, init_name, per_sample = (None, None, False) if init is None else _init_model(init, recs.n_features, gaps)
     if start is not None:
         if model: raise ValueError(f"--init sets the model; {', '.join(sorted(model))} cannot change it")
         fixed = start.cfg.n_steps if start.cfg.encoder == "mlp" else None
@@ -1172,7 +1328,12 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
             raise ValueError(f"--init model reads windows of {fixed} steps (MLP encoder): --window {window} cannot change it")
         window = window or fixed
     window = window or p.steps_train
-    splits = prepare_recordings(recs, window, stride, hold_out, seed, graphs=known)
+    if per_sample:  # the general model: each recording standardised on its own, the features it lacks unobserved
+        meta = per_sample_meta(start.cfg.n_features)
+        splits = prepare_recordings(_standardised_recordings(recs, start.cfg.n_features), window, stride, hold_out, seed,
+                                    normalizer=Normalizer.from_dict(meta["normalizer"]), graphs=known)
+        splits.info.update(features=recs.feature_names, missing_fraction=recs.missing_fraction())
+    else: splits = prepare_recordings(recs, window, stride, hold_out, seed, graphs=known)
     if known is not None:
         splits.info["graphs"] = str(graphs) if isinstance(graphs, (str, Path)) else f"{len(known)} given in memory"
         off = splits.valid_edges[:, ~np.eye(len(recs.names), dtype=bool)]
@@ -1192,7 +1353,8 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
     valid = "whole recordings held out" if hold_out != "time" else "the last part of each recording"
     rule = SELECTION_AUROC if select == "auroc" else SELECTION
     run = {"system": None, "preset": p.name, "data": splits.info, "features": None, "feature_names": recs.feature_names,
-           "normalizer": splits.normalizer.to_dict(), "feature_stats": feature_stats(splits.train),
+           "normalizer": splits.normalizer.to_dict(),  # per sample: no stored units to compare new data with
+           **(per_sample_meta(start.cfg.n_features) if per_sample else {"feature_stats": feature_stats(splits.train)}),
            "selection": rule.format(valid=valid, patience=train_cfg.patience, epochs=train_cfg.epochs),
            **({"init": init_name} if init_name else {}),
            "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
@@ -1213,3 +1375,82 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
         net.load_state_dict(best["model"])
         with atomic_path(out_dir / "card.md") as tmp: tmp.write_text(_recordings_card(run, history, best, out_dir))
     return {"model": net, "history": history, "data": splits, "run": run, "best_epoch": best and best["epoch"]}
+
+# %% ../nbs/14_train.ipynb #27db081b
+# out_var 1e-2: about the one-step residual variance of standardised series; at 5e-5 the NLL (~1e6 per series) drowned
+# the KL and the edge loss and the encoder stayed at chance (AUROC 0.50 after 150 steps).
+# mean_messages: with summed messages the untrained decoder's first loss grew with N (median 7.6e3 at N 3-7, 9.4e4
+# at N 24-30, up to 2.9e9 for springs at N = 29); those gradients filled Adam's second moments and froze the encoder
+# (after 480 steps its updates were ~1e-6 of the learning rate, AUROC 0.48). Averaged, the first loss is ~6e3 at any N.
+# encoder "stats": with the CNN encoder the mixture model stayed near chance even with the edge loss (springs 0.50, VAR
+# 0.54 after 3,840 steps); the pair-statistics encoder, supervised on the same mixture, passed linear Granger on every
+# system within one epoch (acd_nb.encoders.PairStatsEncoder).
+GENERAL_MODEL = dict(n_features=3, encoder="stats", decoder="mlp", mask_input=True, hidden=32, out_var=1e-2,
+                     mean_messages=True)
+GENERAL_TRAIN = dict(batch_size=16, lr=1e-3, epochs=1000, lr_decay_every=1000, checkpoint_every=50, select="auroc")
+
+def _mixture_file(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir) -> Path:
+    "Where the groups of a mixture are cached: named by a hash of the config, the seed and the number of groups"
+    import hashlib
+    key = hashlib.sha1(json.dumps(asdict(cfg), sort_keys=True).encode()).hexdigest()[:10]
+    return Path(cache_dir) / f"mixture_{key}_seed{seed}_groups{n_groups}.npz"
+
+def mixture_groups(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir=None) -> list[dict]:
+    "`simulate_mixture(cfg, n_groups, seed)`'s `x`, `observed`, `edges` and `system` per group, cached in `cache_dir`"
+    from acd_nb.core import data_dir
+    path = _mixture_file(cfg, n_groups, seed, data_dir() if cache_dir is None else cache_dir)
+    names = ("x", "observed", "edges", "system")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        groups = simulate_mixture(cfg, n_groups, seed)
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as f: np.savez_compressed(f, **{f"{k}/{a}": g[a] for k, g in enumerate(groups) for a in names})
+    with np.load(path) as z: return [{a: z[f"{k}/{a}"] for a in names} for k in range(n_groups)]
+
+def _cut(groups: list[dict], max_steps: int | None) -> list[dict]:
+    "Groups cut to their first `max_steps` steps."
+    if max_steps is None: return groups
+    return [{**g, "x": g["x"][:, :, :max_steps], "observed": g["observed"][:, :, :max_steps]} for g in groups]
+
+def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: int = 480, n_valid_groups: int = 24,
+                  seed: int = 0, data_seed: int = 0, valid_seed: int = 1, max_steps: int | None = 64,
+                  model: dict | None = None, train: dict | None = None, threads: int | None = None,
+                  cache_dir=None, leave_out: tuple[str, ...] = ()) -> dict:
+    """Train one ACD model on a mixture of simulated systems (`MixtureConfig`, default all of them) with `fit`
+
+    `leave_out`: systems whose groups are dropped from the same simulated mixture (training and validation), for a
+    model that never saw them. `model` and `train` override `GENERAL_MODEL` and `GENERAL_TRAIN` (then `TrainConfig`'s
+    defaults). With `out_dir`:
+    `run.json`, `last.pt` (resumed when there), `best.pt`, `history.json`. Returns `model` (the best weights),
+    `history`, `run`."""
+    if threads: torch.set_num_threads(threads)
+    if data_seed == valid_seed: raise ValueError("data_seed and valid_seed must differ: validation needs its own samples")
+    mixture = MixtureConfig() if mixture is None else mixture
+    leave_out = tuple(leave_out)
+    unknown = [s for s in leave_out if s not in mixture.systems]
+    if unknown or set(leave_out) >= set(mixture.systems):
+        raise ValueError(f"leave_out must name some but not all of the mixture's systems {mixture.systems}, got {leave_out}")
+    model_cfg = ACDConfig(**{**GENERAL_MODEL, **(model or {})})
+    train_cfg = TrainConfig(**{**GENERAL_TRAIN, "seed": seed, **(train or {})})
+    data = {"mixture": asdict(mixture), "n_groups": n_groups, "n_valid_groups": n_valid_groups, "data_seed": data_seed,
+            "valid_seed": valid_seed, "max_steps": max_steps, **({"leave_out": list(leave_out)} if leave_out else {})}
+    data = json.loads(json.dumps(data))  # as run.json holds it (lists, not tuples): a resumed run compares equal
+    d = model_cfg.n_features  # inputs: each recording standardised on its own (`acd_nb.pretrained.standardise_samples`)
+    run = {"system": "mixture", "preset": None, "data": data, "features": None, **per_sample_meta(d), "model": model_cfg.to_dict(),
+           "train": train_cfg.to_dict(), "acd_nb_version": __version__, "precision": _precision(model_cfg, train_cfg)}
+    def groups(n, seed):
+        kept = [g for g in mixture_groups(mixture, n, seed, cache_dir) if str(g["system"][0]) not in leave_out]
+        return mixture_data(_cut(kept, max_steps), model_cfg.n_features)
+    train_data, valid_data = groups(n_groups, data_seed), groups(n_valid_groups, valid_seed)
+    out_dir = Path(out_dir) if out_dir is not None else None
+    seed_everything(seed)
+    net = ACD(model_cfg)
+    fresh = out_dir is not None and not (out_dir / "run.json").exists()
+    try:
+        if out_dir is not None: write_or_check_run(out_dir / "run.json", run)
+        history = fit(net, train_data, valid_data, train_cfg, out_dir)
+    except BaseException:
+        if fresh: discard_unstarted_run(out_dir)
+        raise
+    if out_dir is not None and (out_dir / "best.pt").exists(): net.load_state_dict(load_checkpoint(out_dir / "best.pt")["model"])
+    return {"model": net, "history": history, "run": run}

@@ -210,6 +210,23 @@ def test_infer_kuramoto_from_a_csv_of_sin_phi_with_the_shipped_model(tmp_path, c
     assert edge_auroc(probs, sim["edges"]) > 0.85
 
 
+def test_infer_any_csv_of_any_n_with_the_general_model(tmp_path, capsys):
+    "The general model reads one column per series (any N) and <series>.<feature> columns, in any units."
+    from acd_nb.sims import SimConfig, simulate
+    var = simulate(SimConfig(system="var", n_nodes=12, n_steps=80), 1, seed=5)["x"][0]
+    pd.DataFrame({f"s{i}": 1e3 * var[i, :, 0] for i in range(12)}).to_csv(tmp_path / "values.csv", index=False)
+    springs = simulate(SimConfig(system="springs", n_nodes=7, n_steps=60), 1, seed=5)["x"][0]
+    pd.DataFrame({f"p{i}.{axis}": springs[i, :, a] for i in range(7) for a, axis in enumerate("xy")}).to_csv(
+        tmp_path / "tracks.csv", index=False)
+    for name, n, k in (("values", 12, 1), ("tracks", 7, 2)):
+        out_dir = tmp_path / f"o_{name}"
+        assert main(["infer", "--pretrained", "general", "--input", str(tmp_path / f"{name}.csv"), "--out", str(out_dir),
+                     "--no-figures"]) == 0
+        assert f"has {k} feature(s) per series; model 'general' reads up to 3" in capsys.readouterr().out
+        probs = pd.read_csv(out_dir / f"{name}_edges.csv", index_col=0)
+        assert probs.shape == (n, n) and np.isfinite(probs.to_numpy()).all() and (np.diag(probs.to_numpy()) == 0).all()
+
+
 def test_evaluate_prints_metrics_with_ci(work, capsys):
     assert main(["evaluate", "--model", str(work / "run"), "--data", str(work / "data")]) == 0
     out = capsys.readouterr().out

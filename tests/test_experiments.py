@@ -135,6 +135,24 @@ def test_exp_training_size(tmp_path):
         assert (out / name).stat().st_size > 10_000
 
 
+def test_exp_general_zero_shot(tmp_path):
+    res, out = run_example("exp_general", tmp_path)
+    assert res["parameters"]["n_samples"] == 4 and res["parameters"]["n_nodes"] == [5, 10]
+    assert set(res["table"]) == {"springs", "kuramoto", "lorenz96_random", "var", "var_nonlinear", "fmri"}
+    for system, by_n in res["table"].items():
+        assert 0 <= by_n["5"]["general"] <= 1, system
+    # the shipped springs model on positions alone (velocities derived), 5 series as it was trained: near 1
+    assert res["table"]["springs"]["5"]["shipped springs"] > 0.9
+    assert 0 <= res["netsim"]["general"] <= 1 and res["netsim"]["subjects"] == 5
+    assert set(res["left_out"]) == {"var"} and 0 <= res["left_out"]["var"]["left out"] <= 1
+    assert res["adaptation"]["fine_tuning_epochs"] >= 1 and res["adaptation"]["seconds"]["fine_tuning"] > 0
+    assert_claims(res, ["general.springs_n10", "general.kuramoto_n10", "general.springs_n30", "general.kuramoto_n30",
+                        "general.netsim", "general.left_out_var", "general.adaptation"])
+    assert res["claims"][2]["ours"] == "not measured at this scale"  # no N = 30 in this run
+    for name in ("auroc_by_n.png", "auroc_by_length.png"):
+        assert (out / name).stat().st_size > 10_000
+
+
 def test_exp_netsim_table2(tmp_path):
     res, out = run_example("exp_netsim", tmp_path)
     p = res["parameters"]

@@ -24,7 +24,8 @@ def test_every_report_has_a_notebook_and_a_claim_prefix():
 CLAIM_PREFIX = {"exp_kuramoto": "kuramoto", "exp_particles": "particles", "exp_netsim": "netsim",
                 "exp_training_size": "training_size", "exp_noise": "noise", "exp_temperature": "temperature",
                 "exp_unobserved": "unobserved", "exp_unobserved_uninfluenced": "unobserved",
-                "exp_baselines": "baselines", "exp_missing": ("missing", "windows"), "exp_own_data": "own_data"}
+                "exp_baselines": "baselines", "exp_missing": ("missing", "windows"), "exp_own_data": "own_data",
+                "exp_general": "general"}
 
 
 @pytest.mark.parametrize("report", REPORTS, ids=lambda p: f"{p.parent.name}/{p.name}")

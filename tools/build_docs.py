@@ -53,6 +53,7 @@ EXPERIMENT_PARAMETERS = {"scale": "ci"}
 DOCS_COMMANDS = {name: f"papermill nbs/{name}.ipynb _reports/{name}.ipynb {options}".strip() for name, options in {
     "exp_baselines": "",
     "exp_datasets": '-p sigma 0.1 -y "systems: [kuramoto, springs]"',
+    "exp_general": "-p n_samples 4",
     "exp_granger": '-p n_graphs 3 -y "prediction_steps: [1, 3]"',
     "exp_kuramoto": "-p baselines linear_granger,mi,te -p n_baseline_samples 32 -p tta_steps 5",
     "exp_missing": "-p baselines linear_granger,mi",

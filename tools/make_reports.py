@@ -30,7 +30,8 @@ from build_docs import _TQDM_WARNING, without_machine_paths  # noqa: E402
 # the paper's claims need at least 3 seeds (5 for Netsim, as its Table 2)
 SEEDS = {"exp_netsim": [0, 1, 2, 3, 4]}
 EXPERIMENTS = ["exp_kuramoto", "exp_particles", "exp_netsim", "exp_training_size", "exp_noise", "exp_temperature",
-               "exp_unobserved", "exp_unobserved_uninfluenced", "exp_baselines", "exp_missing", "exp_own_data"]
+               "exp_unobserved", "exp_unobserved_uninfluenced", "exp_baselines", "exp_missing", "exp_own_data",
+               "exp_general"]
 # a report named otherwise than its notebook runs that notebook with these parameters
 VARIANTS = {"exp_unobserved_uninfluenced": {"notebook": "exp_unobserved", "uninfluenced_influencer": True}}
 REPORTS = {scale: {name: {"scale": scale, "seeds": SEEDS.get(name, [0, 1, 2]), **VARIANTS.get(name, {})} for name in EXPERIMENTS}

@@ -1,0 +1,32 @@
+"""Train (or resume) the general model of `--pretrained general` on this machine: `acd_nb.train.train_mixture` with
+one torch thread. The run folder's `last.pt` resumes it exactly (the mixture is simulated again from its seeds into
+the cache folder); `--minutes` is the total budget, earlier sessions included.
+
+    OMP_NUM_THREADS=1 python tools/train_general.py --out _reports/general/run --minutes 45
+"""
+import argparse
+import json
+
+import torch
+
+from acd_nb.sims import MixtureConfig
+from acd_nb.train import train_mixture
+
+MIXTURE = dict(n_steps=(50, 200), batch_size=16)  # the shipped model's mixture (all systems, N 3-30)
+MAX_STEPS = 100  # groups cut to their first 100 steps: the decoder's cost grows with T
+EDGE_LOSS = 100.0  # weight of the supervised edge loss beside the ELBO (0: the ELBO alone)
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="_reports/general/run")
+    p.add_argument("--cache", default="_reports/general/data", help="where the simulated mixture is cached")
+    p.add_argument("--minutes", type=float, default=45.0)
+    p.add_argument("--edge-loss", type=float, default=EDGE_LOSS)
+    p.add_argument("--groups", type=int, default=1200)
+    p.add_argument("--valid-groups", type=int, default=48)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    res = train_mixture(args.out, MixtureConfig(**MIXTURE), n_groups=args.groups, n_valid_groups=args.valid_groups,
+                        max_steps=MAX_STEPS, cache_dir=args.cache,
+                        train={"minutes": args.minutes, "edge_loss": args.edge_loss, "progress": False})
+    print(json.dumps(res["history"][-1]))
