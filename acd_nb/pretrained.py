@@ -81,7 +81,7 @@ class LoadedModel:
         """Time steps a graph is inferred from
 
         The MLP encoder's fixed input length, else the training sequences' length (of a mixture: its longest)."""
-        data = self.info["data"] or {}
+        data = self.info.get("data") or {}
         return self.model.cfg.n_steps or data.get("steps_train") or data.get("max_steps") or data["mixture"]["n_steps"][1]
 
     @property
