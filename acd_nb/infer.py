@@ -78,7 +78,7 @@ def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: 
     with frozen(model, train_decoder):
         params = [logits] + ([p for p in model.decoder.parameters() if p.requires_grad] if train_decoder else [])
         opt = torch.optim.Adam(params, lr=lr)
-        for _ in tqdm(range(steps), desc="TTA", disable=not progress, leave=False):
+        for _ in tqdm(range(steps), desc="joint fit" if train_decoder else "TTA", disable=not progress, leave=False):
             batch, mask = x, observed
             if batch_size < x.shape[0]:
                 pick = torch.randperm(x.shape[0], generator=gen)[:batch_size].to(x.device)
