@@ -262,7 +262,7 @@ def test_exp_own_data(tmp_path):
         trained_on, new = ({f.name for f in (data / part).glob("*.csv")} for part in ("recordings", "new"))
         assert len(trained_on) == 30 and len(new) == 6 and not trained_on & new  # scored on recordings never trained on
         scores = res["per_recording"][system]
-        assert set(scores) == {"enc", "enc+tta", "linear_granger"}
+        assert set(scores) == {"enc", "enc+tta", "general", "general adapted", "general adapted+tta", "linear_granger"}
         assert all(len(v) == 6 and all(0 <= a <= 1 for a in v) for v in scores.values())
         assert res["auroc"][system]["enc"]["n"] == 6
         # each new recording's edge table from acd infer, with the series names of the files
@@ -274,14 +274,20 @@ def test_exp_own_data(tmp_path):
         assert run["train"]["select"] == "loss" and run["data"]["kind"] == "recordings"  # the graphs only score
         history = json.loads((out / "runs" / f"{system}_seed0" / "history.json").read_text())
         assert [h["valid_auroc"] for h in history][sel["kept_epoch"] - 1] == sel["nll_pick_auroc"]
+        # the general model adapted without labels: its architecture, the collection's series
+        general = json.loads((out / "runs" / f"{system}_seed0_general" / "run.json").read_text())
+        assert general["model"]["encoder"] == "stats" and general["data"]["series"] == run["data"]["series"]
+        assert res["selection_general"][f"{system}/seed0"]["epochs"] == 2
     assert res["netsim"]["subjects"] == 10 and 0 <= res["netsim"]["auroc"] <= 1
     assert json.loads((out / "graphs" / "netsim_shared" / "summary.json").read_text())["joint_steps"] == 30
     for figure in ("nll_vs_auroc.png", "per_recording_auroc.png"):
         assert (out / figure).stat().st_size > 10_000
-    assert_claims(res, ["own_data.enc_tta_above_chance", "own_data.nll_selection_near_best"])
+    assert_claims(res, ["own_data.enc_tta_above_chance", "own_data.nll_selection_near_best", "own_data.general_beats_baselines"])
     # above chance beyond the 95% interval: the lowest lower end over the collections
     lowest = min(res["auroc"][s]["enc+tta"]["mean"] - res["auroc"][s]["enc+tta"]["ci95"] for s in res["auroc"])
     assert res["claims"][0]["ours"] == round(lowest, 4) and res["claims"][0]["holds"] == (lowest > 0.5)
+    margin = min(res["auroc"][s]["general"]["mean"] - res["auroc"][s]["linear_granger"]["mean"] for s in res["auroc"])
+    assert res["claims"][2]["ours"] == round(margin, 4)
 
 
 def test_exp_noise_sigma_alone(tmp_path):
