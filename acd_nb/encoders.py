@@ -16,7 +16,7 @@ from torch import nn
 from .nn import MLP, EdgeMLP, edge2node, init_linear, offdiag_pair_sum, pair_index
 
 # %% auto #0
-__all__ = ['MLPEncoder', 'CNNEncoder', 'granger_wald', 'PairStatsEncoder']
+__all__ = ['MLPEncoder', 'CNNEncoder', 'granger_wald', 'laplacian_wald', 'PairStatsEncoder']
 
 # %% ../nbs/11_encoders.ipynb #521fad3b
 def _logits_fp32(fc: nn.Linear, x: torch.Tensor) -> torch.Tensor:
@@ -129,6 +129,39 @@ def granger_wald(u: torch.Tensor, target: torch.Tensor, lags: int = 2, ridge: fl
     wald = torch.einsum("biqjf,biqp,bipjf->bij", beta, torch.linalg.inv(cov_blocks), beta)
     return wald * r / resid[:, None, :] / (q * fd)
 
+def laplacian_wald(x: torch.Tensor, horizons: tuple[int, ...] = (1, 3), ridge: float = 1e-3) -> torch.Tensor:
+    """Evidence of spring-like coupling of every ordered pair: squared t statistics `(B, N, N, H)`
+
+    For each effect j and horizon h, the second difference $x_j(t+h) - 2x_j(t) + x_j(t-h)$ (an acceleration) of
+    `x (B, N, T, F)` is regressed on the differences $x_i(t) - x_j(t)$ of all other series, one coefficient per pair
+    shared by the features (an isotropic spring); `[b, i, j, k]` is the squared t statistic of i's coefficient at
+    `horizons[k]`. The values keep one scale across series, as the differences need; 0 where T is too short."""
+    b, n, t, f = x.shape
+    x = x.float()
+    x = x - x.mean((1, 2), keepdim=True)                                          # the gram is built from differences: no offset cancels
+    used = (x.std(2) > 1e-6).any(1).sum(-1).clamp_min(1)                          # features that vary: (B,)
+    eye = torch.eye(n, dtype=x.dtype, device=x.device)
+    out = []
+    for h in horizons:
+        if t < 2 * h + 3:
+            out.append(x.new_zeros(b, n, n)); continue
+        now, acc = x[:, :, h:-h], x[:, :, 2 * h:] - 2 * x[:, :, h:-h] + x[:, :, :-2 * h]   # (B, N, R, F)
+        c = torch.einsum("bitf,bktf->bik", now, now)                               # sums of x_i x_k
+        d = torch.einsum("bitf,bjtf->bij", now, acc)                               # sums of x_i acc_j
+        cd, dd = torch.diagonal(c, dim1=1, dim2=2), torch.diagonal(d, dim1=1, dim2=2)
+        gram = c[:, None] - c[:, :, None] - c[:, :, :, None] + cd[:, :, None, None]     # [b, j, i, k]
+        rhs = d.transpose(1, 2) - dd[:, :, None]                                   # [b, j, i]
+        lam = ridge * torch.diagonal(gram, dim1=2, dim2=3).mean(-1).clamp_min(1e-6)   # (B, N)
+        inv = torch.linalg.inv(gram + lam[..., None, None] * eye)
+        beta = (inv @ rhs[..., None])[..., 0]                                     # [b, j, i]
+        fit = torch.einsum("bji,bitf->bjtf", beta, now) - beta.sum(-1)[..., None, None] * now
+        dof = (now.shape[2] * used[:, None] - (n - 1)).clamp_min(now.shape[2]).to(x.dtype)
+        power = (acc ** 2).sum((2, 3)) / dof                                        # residuals from the fit itself: a
+        sigma2 = torch.maximum(((acc - fit) ** 2).sum((2, 3)) / dof, 1e-6 * power + 1e-20)  # near-exact fit is no 0/0
+        t2 = beta ** 2 / (sigma2[..., None] * torch.diagonal(inv, dim1=2, dim2=3))
+        out.append((t2 * (1 - eye)).transpose(1, 2))                               # [b, i, j]: i -> j
+    return torch.stack(out, -1)
+
 def _mlp(n_in: int, hidden: int, n_out: int, dropout: float = 0.0) -> nn.Sequential:
     "Two layers with ReLU, layer norm between them"
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.LayerNorm(hidden), nn.Dropout(dropout),
@@ -138,15 +171,16 @@ class PairStatsEncoder(nn.Module):
     "Encoder from pair statistics: series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)`, any N and length"
     def __init__(self, n_features: int, hidden: int = 64, n_edge_types: int = 2, n_values: int | None = None,
                  channels: int = 8, kernel_size: int = 3, lags: int = 2, ridge: float = 0.05,
-                 batch_norm: bool = True, dropout: float = 0.0):
+                 horizons: tuple[int, ...] = (1, 3), batch_norm: bool = True, dropout: float = 0.0):
         super().__init__()
         self.n_features, self.n_values = n_features, n_values or n_features
         self.channels, self.kernel_size, self.lags, self.ridge = channels, kernel_size, lags, ridge
+        self.horizons = tuple(horizons)
         f = self.n_values
         conv = lambda: nn.Sequential(nn.Conv1d(2 * f, 32, kernel_size), nn.ReLU(), nn.Conv1d(32, channels, 1))
         self.past, self.next = conv(), conv()
         n_node = 2 * channels + 1 + (n_features - f)
-        n_pair = 2 * channels * channels + 2 * f * channels + 4
+        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons))
         self.edge1 = _mlp(n_pair + 2 * n_node, hidden, hidden, dropout)
         self.node2 = _mlp(2 * hidden + n_node, hidden, hidden, dropout)
         self.edge2 = _mlp(3 * hidden, hidden, hidden, dropout)
@@ -181,7 +215,8 @@ class PairStatsEncoder(nn.Module):
         log_wald = torch.log1p(wald)
         node = [past.mean(-1), past.std(-1), torch.diagonal(log_wald, dim1=1, dim2=2)[..., None]]
         if self.n_features > self.n_values: node.append(x[..., self.n_values:].float().mean(2))
-        pair = torch.cat([cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10], -1)
+        springs = torch.log1p(laplacian_wald(x[..., :self.n_values], self.horizons))    # the values in their own scale
+        pair = torch.cat([cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs], -1)
         return pair, torch.cat(node, -1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

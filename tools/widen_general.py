@@ -1,0 +1,47 @@
+"""Carry the general model's training state over to an encoder with more pair statistics, once.
+
+`acd_nb.encoders.PairStatsEncoder` gained the spring statistics (`laplacian_wald`, two per pair and direction) after
+`training/general` had trained 13 epochs without them. This inserts their columns into the first layer of the
+encoder's edge MLP as zeros (weights and Adam moments), so the widened model computes exactly what the old one did
+and training goes on from there instead of from scratch:
+
+    python tools/widen_general.py training/general/last.pt training/general/best.pt
+"""
+import argparse
+
+import torch
+
+from acd_nb.core import atomic_path
+from acd_nb.model import ACD, ACDConfig
+
+LAYER = "encoder.edge1.0.weight"
+
+def widened(weight: torch.Tensor, n_pair_old: int, n_pair_new: int) -> torch.Tensor:
+    "Columns [pair i->j, pair j->i, nodes] with zeros after each pair block: `(H, old)` -> `(H, new)`"
+    added = weight.new_zeros(weight.shape[0], n_pair_new - n_pair_old)
+    a, b = weight[:, :n_pair_old], weight[:, n_pair_old:2 * n_pair_old]
+    return torch.cat([a, added, b, added, weight[:, 2 * n_pair_old:]], 1)
+
+def widen_checkpoint(path: str):
+    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    model = ACD(ACDConfig(**ckpt["config"]))
+    names = [name for name, _ in model.named_parameters()]
+    new_in, old_in = model.state_dict()[LAYER].shape[1], ckpt["model"][LAYER].shape[1]
+    if new_in == old_in: raise SystemExit(f"{path}: already widened ({old_in} inputs)")
+    enc = model.encoder
+    n_node = 2 * enc.channels + 1 + (enc.n_features - enc.n_values)
+    n_pair_new, n_pair_old = (new_in - 2 * n_node) // 2, (old_in - 2 * n_node) // 2
+    ckpt["model"][LAYER] = widened(ckpt["model"][LAYER], n_pair_old, n_pair_new)
+    model.load_state_dict(ckpt["model"])                                   # every other shape must already agree
+    if "optimizer" in ckpt:
+        state = ckpt["optimizer"]["state"][names.index(LAYER)]
+        for key in ("exp_avg", "exp_avg_sq"):
+            if state[key].shape[1] != old_in: raise SystemExit(f"{path}: optimizer state {key} is not {LAYER}'s")
+            state[key] = widened(state[key], n_pair_old, n_pair_new)
+    with atomic_path(path) as tmp: torch.save(ckpt, tmp)
+    print(f"{path}: {LAYER} {old_in} -> {new_in} inputs")
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoints", nargs="+")
+    for path in p.parse_args().checkpoints: widen_checkpoint(path)
