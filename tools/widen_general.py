@@ -29,8 +29,8 @@ def widen_checkpoint(path: str):
     new_in, old_in = model.state_dict()[LAYER].shape[1], ckpt["model"][LAYER].shape[1]
     if new_in == old_in: raise SystemExit(f"{path}: already widened ({old_in} inputs)")
     enc = model.encoder
-    n_node = 2 * enc.channels + 1 + (enc.n_features - enc.n_values)
-    n_pair_new, n_pair_old = (new_in - 2 * n_node) // 2, (old_in - 2 * n_node) // 2
+    n_pair_new = enc.pair_features(torch.zeros(1, 2, enc.min_steps(), enc.n_features))[0].shape[-1]   # per direction
+    n_pair_old = n_pair_new - (new_in - old_in) // 2
     ckpt["model"][LAYER] = widened(ckpt["model"][LAYER], n_pair_old, n_pair_new)
     model.load_state_dict(ckpt["model"])                                   # every other shape must already agree
     if "optimizer" in ckpt:
