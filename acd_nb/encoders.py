@@ -14,9 +14,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from .nn import MLP, EdgeMLP, edge2node, init_linear, offdiag_pair_sum, pair_index
+from .sims import kuramoto_phases
 
 # %% auto #0
-__all__ = ['MLPEncoder', 'CNNEncoder', 'granger_wald', 'laplacian_wald', 'PairStatsEncoder']
+__all__ = ['MLPEncoder', 'CNNEncoder', 'granger_wald', 'laplacian_wald', 'phase_wald', 'PairStatsEncoder']
 
 # %% ../nbs/11_encoders.ipynb #521fad3b
 def _logits_fp32(fc: nn.Linear, x: torch.Tensor) -> torch.Tensor:
@@ -162,6 +163,39 @@ def laplacian_wald(x: torch.Tensor, horizons: tuple[int, ...] = (1, 3), ridge: f
         out.append((t2 * (1 - eye)).transpose(1, 2))                               # [b, i, j]: i -> j
     return torch.stack(out, -1)
 
+def phase_wald(x: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
+    """Evidence of Kuramoto-like phase coupling of every ordered pair: squared t statistics `(B, N, N, F)`
+
+    Each series and feature of `x (B, N, T, F)` is rescaled to [-1, 1] by its range over time, read as sin φ and
+    unwrapped to φ (`kuramoto_phases`); for each effect j the increments φ_j(t+1) - φ_j(t) are regressed on an
+    intercept and sin(φ_i - φ_j) of every other series i at the midpoint (ridge `ridge` times the mean diagonal);
+    `[b, i, j, f]` is the squared t statistic of i's coefficient. 0 for features that are constant in every sample."""
+    b, n, t, f = x.shape
+    out = x.new_zeros(b, n, n, f, dtype=torch.float32)
+    varies = ((x.amax(2) - x.amin(2)) > 1e-6).flatten(0, 1).any(0)            # (F,): padded features are constant
+    if t < 3 or not varies.any(): return out
+    x = x.detach()[..., varies].float()
+    low, high = x.amin(2, keepdim=True), x.amax(2, keepdim=True)
+    s = ((2 * x - high - low) / (high - low).clamp_min(1e-6)).clamp(-1, 1)     # as if sin φ
+    k = s.shape[-1]
+    s = s.permute(0, 3, 1, 2).reshape(b * k, n, t)                              # features into the batch
+    phi = torch.from_numpy(kuramoto_phases(s.cpu().numpy())).to(s)              # (BK, N, T)
+    rate, mid = phi[..., 1:] - phi[..., :-1], (phi[..., 1:] + phi[..., :-1]) / 2
+    drive = torch.sin(mid[:, :, None] - mid[:, None])                           # [b, i, j, t]: sin(φ_i - φ_j)
+    design = torch.cat([torch.ones_like(drive[:, :1]), drive], 1).transpose(1, 2)   # [b, j, (1, i), t]
+    gram = design @ design.transpose(-1, -2)                                    # (BK, N, N + 1, N + 1)
+    lam = ridge * torch.diagonal(gram, dim1=-2, dim2=-1).mean(-1)               # the column i = j is 0: ridge needed
+    inv = torch.linalg.inv(gram + lam[..., None, None] * torch.eye(n + 1, dtype=s.dtype, device=s.device))
+    beta = (inv @ (design @ rate[..., None]))[..., 0]                            # [b, j, (1, i)]
+    resid = rate - (beta[..., None] * design).sum(2)
+    dof = max(t - 1 - n, 1)
+    sigma2 = torch.maximum((resid ** 2).sum(-1) / dof, 1e-6 * (rate ** 2).mean(-1) + 1e-20)   # a near-exact fit: no 0/0
+    t2 = beta[..., 1:] ** 2 / (sigma2[..., None] * torch.diagonal(inv, dim1=-2, dim2=-1)[..., 1:])   # [b, j, i]
+    t2 = t2 * (1 - torch.eye(n, dtype=s.dtype, device=s.device))
+    t2 = t2 * ((high - low) > 1e-6).squeeze(2).permute(0, 2, 1).reshape(b * k, n, 1)  # a constant effect: nothing
+    out[..., varies] = t2.reshape(b, k, n, n).permute(0, 3, 2, 1)               # [b, i, j, f]: i -> j
+    return out
+
 def _mlp(n_in: int, hidden: int, n_out: int, dropout: float = 0.0) -> nn.Sequential:
     "Two layers with ReLU, layer norm between them"
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.LayerNorm(hidden), nn.Dropout(dropout),
@@ -180,7 +214,7 @@ class PairStatsEncoder(nn.Module):
         conv = lambda: nn.Sequential(nn.Conv1d(2 * f, 32, kernel_size), nn.ReLU(), nn.Conv1d(32, channels, 1))
         self.past, self.next = conv(), conv()
         n_node = 2 * channels + 1 + (n_features - f)
-        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons))
+        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons) + f)
         self.edge1 = _mlp(n_pair + 2 * n_node, hidden, hidden, dropout)
         self.node2 = _mlp(2 * hidden + n_node, hidden, hidden, dropout)
         self.edge2 = _mlp(3 * hidden, hidden, hidden, dropout)
@@ -216,7 +250,8 @@ class PairStatsEncoder(nn.Module):
         node = [past.mean(-1), past.std(-1), torch.diagonal(log_wald, dim1=1, dim2=2)[..., None]]
         if self.n_features > self.n_values: node.append(x[..., self.n_values:].float().mean(2))
         springs = torch.log1p(laplacian_wald(x[..., :self.n_values], self.horizons))    # the values in their own scale
-        pair = torch.cat([cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs], -1)
+        phases = torch.log1p(phase_wald(x[..., :self.n_values]))
+        pair = torch.cat([cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs, phases], -1)
         return pair, torch.cat(node, -1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

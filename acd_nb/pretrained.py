@@ -27,17 +27,16 @@ from .data import Normalizer, feature_stats, fill_missing, missing_mask
 from .infer import infer, window_starts, window_stride
 from .metrics import edge_auroc, format_ci
 from .model import ACD
-from .sims import SimConfig, add_observation_noise, kuramoto_phase, scale_omega, simulate
+from .sims import SimConfig, add_observation_noise, kuramoto_phase, kuramoto_phases, scale_omega, simulate
 from .train import load_checkpoint, save_checkpoint
 
 # %% auto #0
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'PER_SAMPLE', 'OUT_OF_RANGE', 'MIXTURE_TEST', 'MISSING_TEST_RATES',
            'pretrained_dir', 'list_pretrained', 'LoadedModel', 'explain_unsafe_checkpoint', 'read_checkpoint',
-           'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'kuramoto_phases',
-           'derive_kuramoto', 'derive_velocities', 'Derivation', 'derivation', 'per_sample_scaling',
-           'standardise_samples', 'order_features', 'prepare_series', 'model_for_features', 'simulate_test_set',
-           'missing_values_test', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
-           'export_pretrained']
+           'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
+           'derive_velocities', 'Derivation', 'derivation', 'per_sample_scaling', 'standardise_samples',
+           'order_features', 'prepare_series', 'model_for_features', 'simulate_test_set', 'missing_values_test',
+           'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -215,33 +214,6 @@ def kuramoto_intercepts(phi: np.ndarray, rate: np.ndarray) -> np.ndarray:
     design = np.concatenate([np.ones_like(drive[:, :, :1]), drive], 2)  # (B, i, 1 + N, T)
     gram = design @ design.swapaxes(-1, -2) + 1e-6 * np.eye(n + 1)     # the zero column j == i needs the ridge
     return np.linalg.solve(gram, design @ rate[..., None])[..., 0, 0]
-
-def kuramoto_phases(sin_phi: np.ndarray) -> np.ndarray:
-    """Unwrapped phases φ `(B, N, T)` from sin φ `(B, N, T)`: the smoothest advancing choice of angles (see above)"""
-    a = np.arcsin(np.clip(np.asarray(sin_phi, dtype=np.float64), -1, 1))
-    angles = np.stack([a, np.pi - a], -1)                                 # (B, N, T, 2): the two angles of each step
-    b, n, t = a.shape
-    def advance(before, after): return np.mod(after - before + np.pi / 2, 2 * np.pi) - np.pi / 2  # in [-π/2, 3π/2)
-    def backwards(step): return np.minimum(step, 0.0) ** 2
-    # a state is the pair of choices (step t-1, step t); `cost` the best path cost ending in it, `rise` its increment
-    rise = advance(angles[..., 0, :, None], angles[..., 1, None, :])      # (B, N, 2, 2)
-    cost = backwards(rise)
-    came_from = np.zeros((b, n, t, 2, 2), dtype=np.int8)                  # best choice at t-2 for each state (t-1, t)
-    for k in range(2, t):
-        next_rise = advance(angles[..., k - 1, :, None], angles[..., k, None, :])
-        total = (cost[..., :, :, None] + (next_rise[..., None, :, :] - rise[..., :, :, None]) ** 2
-                 + backwards(next_rise)[..., None, :, :])                 # (B, N, t-2, t-1, t)
-        came_from[..., k, :, :] = total.argmin(2)
-        cost, rise = total.min(2), next_rise
-    choice = np.zeros((b, n, t), dtype=np.int64)
-    best = cost.reshape(b, n, 4).argmin(-1)
-    choice[..., -2], choice[..., -1] = best // 2, best % 2
-    for k in range(t - 1, 1, -1):
-        state = (choice[..., k - 1] * 2 + choice[..., k])[..., None]
-        choice[..., k - 2] = np.take_along_axis(came_from[..., k, :, :].reshape(b, n, 4), state, -1)[..., 0]
-    chosen = np.take_along_axis(angles, choice[..., None], -1)[..., 0]
-    steps = advance(chosen[..., :-1], chosen[..., 1:])
-    return np.concatenate([chosen[..., :1], chosen[..., :1] + np.cumsum(steps, -1)], -1)
 
 def derive_kuramoto(loaded: LoadedModel, sin_phi: np.ndarray) -> np.ndarray:
     """Kuramoto sin φ `(B, N, T, 1)` -> `(B, N, T, 4)` as the simulator writes them
@@ -611,7 +583,9 @@ def _card_general(card: dict) -> list[str]:
              f"N {mix.get('n_nodes')}, {mix.get('n_steps')} steps (cut to the first {data.get('max_steps')}), "
              f"mean causes per series {mix.get('in_degree')}, sampling interval x{mix.get('step_scale')} of each "
              f"system's default, observation noise σ {mix.get('noise')} (of the standardised series), "
-             f"{mix.get('missing_rate')} of the readings missing. Observed: springs positions x, y; Kuramoto sin φ; "
+             f"{mix.get('missing_rate')} of the readings missing"
+             + (f", a share of {mix['clean']:g} of the recordings without either" if mix.get("clean") else "")
+             + ". Observed: springs positions x, y; Kuramoto sin φ; "
              "the value of each Lorenz-96 / VAR series; fMRI BOLD; never a simulator's hidden state.", "",
              "## Model and training", "",
              f"Encoder `{model.get('encoder')}`, decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "

@@ -19,8 +19,9 @@ import torch
 
 # %% auto #0
 __all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'EXTRA_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'N_STREAMS', 'MIXTURE_SYSTEMS',
-           'OBSERVED_FEATURES', 'SimConfig', 'random_graphs', 'kuramoto_phase', 'scale_omega', 'simulate',
-           'add_observation_noise', 'MixtureConfig', 'simulate_mixture', 'groups_by_nodes', 'plot_graph', 'plot_sample']
+           'OBSERVED_FEATURES', 'SimConfig', 'random_graphs', 'kuramoto_phase', 'scale_omega', 'kuramoto_phases',
+           'simulate', 'add_observation_noise', 'MixtureConfig', 'simulate_mixture', 'groups_by_nodes', 'plot_graph',
+           'plot_sample']
 
 # %% ../nbs/01_sims.ipynb #7bf23305
 SYSTEMS = ("springs", "kuramoto")                 # the physics datasets of the paper
@@ -286,6 +287,39 @@ def _minmax(a: np.ndarray) -> np.ndarray:
     lo, hi = a.min(-1, keepdims=True), a.max(-1, keepdims=True)
     span = np.where(hi > lo, hi - lo, 1.0)
     return np.where(hi > lo, (a - lo) * 2 / span - 1, 0.0)
+
+# %% ../nbs/01_sims.ipynb #k7a0c001
+def kuramoto_phases(sin_phi: np.ndarray) -> np.ndarray:
+    """Unwrapped phases φ `(B, N, T)` from sin φ `(B, N, T)`: the smoothest advancing choice of angles
+
+    Of the two angles arcsin(sin φ) and π − arcsin(sin φ) at each step, the sequence whose increments change least
+    from step to step, with a penalty on increments below zero (phases advance), found by dynamic programming over
+    the choices at two consecutive steps, vectorised over samples and series (`acd_nb.pretrained` explains why)."""
+    a = np.arcsin(np.clip(np.asarray(sin_phi, dtype=np.float64), -1, 1))
+    angles = np.stack([a, np.pi - a], -1)                                 # (B, N, T, 2): the two angles of each step
+    b, n, t = a.shape
+    def advance(before, after): return np.mod(after - before + np.pi / 2, 2 * np.pi) - np.pi / 2  # in [-π/2, 3π/2)
+    def backwards(step): return np.minimum(step, 0.0) ** 2
+    # a state is the pair of choices (step t-1, step t); `cost` the best path cost ending in it, `rise` its increment
+    rise = advance(angles[..., 0, :, None], angles[..., 1, None, :])      # (B, N, 2, 2)
+    cost = backwards(rise)
+    came_from = np.zeros((b, n, t, 2, 2), dtype=np.int8)                  # best choice at t-2 for each state (t-1, t)
+    for k in range(2, t):
+        next_rise = advance(angles[..., k - 1, :, None], angles[..., k, None, :])
+        total = (cost[..., :, :, None] + (next_rise[..., None, :, :] - rise[..., :, :, None]) ** 2
+                 + backwards(next_rise)[..., None, :, :])                 # (B, N, t-2, t-1, t)
+        came_from[..., k, :, :] = total.argmin(2)
+        cost, rise = total.min(2), next_rise
+    choice = np.zeros((b, n, t), dtype=np.int64)
+    best = cost.reshape(b, n, 4).argmin(-1)
+    choice[..., -2], choice[..., -1] = best // 2, best % 2
+    for k in range(t - 1, 1, -1):
+        state = (choice[..., k - 1] * 2 + choice[..., k])[..., None]
+        choice[..., k - 2] = np.take_along_axis(came_from[..., k, :, :].reshape(b, n, 4), state, -1)[..., 0]
+    chosen = np.take_along_axis(angles, choice[..., None], -1)[..., 0]
+    steps = advance(chosen[..., :-1], chosen[..., 1:])
+    return np.concatenate([chosen[..., :1], chosen[..., :1] + np.cumsum(steps, -1)], -1)
+
 
 # %% ../nbs/01_sims.ipynb #76146c7c
 def _kuramoto_rollout(edges: np.ndarray, phi0: np.ndarray, omega: np.ndarray, cfg: SimConfig) -> np.ndarray:
@@ -632,6 +666,7 @@ class MixtureConfig:
     missing_rate: tuple[float, float] = (0.0, 0.2)
     missing_kind: str = "both"
     gap_length: float = 5.0
+    clean: float = 0.0                           # probability of a sample without noise or missing readings
 
     def __post_init__(self):
         unknown = [s for s in self.systems if s not in OBSERVED_FEATURES]
@@ -647,6 +682,7 @@ class MixtureConfig:
         _check_range("step_scale", self.step_scale, 1e-3)
         _check_range("noise", self.noise, 0.0)
         _check_range("missing_rate", self.missing_rate, 0.0, 0.999)
+        if not 0.0 <= self.clean <= 1.0: raise ValueError(f"clean must be a probability in [0, 1], got {self.clean}")
         if self.batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
         from acd_nb.data import check_missing   # data builds on this module: imported at first use
         check_missing(self.missing_rate, self.missing_kind, self.gap_length)
@@ -688,7 +724,9 @@ def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int) -> list[dict]
     weights = np.ones(len(cfg.systems)) if cfg.weights is None else np.asarray(cfg.weights, dtype=np.float64)
     groups = []
     for g in range(n_groups):
-        rng_group, rng_noise, rng_mask = (np.random.default_rng(s) for s in np.random.SeedSequence([seed, g]).spawn(3))
+        # the fourth generator draws only the clean samples: without them every group is what it was before `clean`
+        rng_group, rng_noise, rng_mask, rng_clean = (np.random.default_rng(s) for s in
+                                                     np.random.SeedSequence([seed, g]).spawn(4))
         system = cfg.systems[rng_group.choice(len(cfg.systems), p=weights / weights.sum())]
         n, t = int(rng_group.integers(cfg.n_nodes[0], cfg.n_nodes[1] + 1)), int(rng_group.integers(*cfg.n_steps) if
                                                                                     cfg.n_steps[0] < cfg.n_steps[1] else cfg.n_steps[0])
@@ -698,8 +736,11 @@ def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int) -> list[dict]
         x -= x.mean((1, 2), keepdims=True)
         x /= np.maximum(x.std((1, 2, 3), keepdims=True), 1e-12)                 # one scale per sample
         noise = rng_noise.uniform(*cfg.noise, size=cfg.batch_size)
+        clean = rng_clean.random(cfg.batch_size) < cfg.clean if cfg.clean > 0 else np.zeros(cfg.batch_size, bool)
+        noise[clean] = 0.0
         x += noise[:, None, None, None] * rng_noise.standard_normal(x.shape)
         observed = missing_mask((cfg.batch_size, n, t), cfg.missing_rate, cfg.missing_kind, cfg.gap_length, rng_mask)
+        observed[clean] = True
         x[~observed] = np.nan
         groups.append(dict(x=x.astype(np.float32), observed=observed, edges=raw["edges"],
                            system=np.full(cfg.batch_size, system), noise=noise.astype(np.float32),

@@ -1415,12 +1415,13 @@ def _cut(groups: list[dict], max_steps: int | None) -> list[dict]:
 def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: int = 480, n_valid_groups: int = 24,
                   seed: int = 0, data_seed: int = 0, valid_seed: int = 1, max_steps: int | None = 64,
                   model: dict | None = None, train: dict | None = None, threads: int | None = None,
-                  cache_dir=None, leave_out: tuple[str, ...] = ()) -> dict:
+                  cache_dir=None, leave_out: tuple[str, ...] = (), init=None) -> dict:
     """Train one ACD model on a mixture of simulated systems (`MixtureConfig`, default all of them) with `fit`
 
     `leave_out`: systems whose groups are dropped from the same simulated mixture (training and validation), for a
     model that never saw them. `model` and `train` override `GENERAL_MODEL` and `GENERAL_TRAIN` (then `TrainConfig`'s
-    defaults). With `out_dir`:
+    defaults). `init`: a checkpoint of a model with the same config whose weights a new run starts from (training on
+    from a model trained on another mixture; a resumed run keeps its own). With `out_dir`:
     `run.json`, `last.pt` (resumed when there), `best.pt`, `history.json`. Returns `model` (the best weights),
     `history`, `run`."""
     if threads: torch.set_num_threads(threads)
@@ -1437,7 +1438,8 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
     data = json.loads(json.dumps(data))  # as run.json holds it (lists, not tuples): a resumed run compares equal
     d = model_cfg.n_features  # inputs: each recording standardised on its own (`acd_nb.pretrained.standardise_samples`)
     run = {"system": "mixture", "preset": None, "data": data, "features": None, **per_sample_meta(d), "model": model_cfg.to_dict(),
-           "train": train_cfg.to_dict(), "acd_nb_version": __version__, "precision": _precision(model_cfg, train_cfg)}
+           "train": train_cfg.to_dict(), "acd_nb_version": __version__, "precision": _precision(model_cfg, train_cfg),
+           **({"init": str(Path(init).resolve())} if init is not None else {})}
     def groups(n, seed):
         kept = [g for g in mixture_groups(mixture, n, seed, cache_dir) if str(g["system"][0]) not in leave_out]
         return mixture_data(_cut(kept, max_steps), model_cfg.n_features)
@@ -1445,6 +1447,7 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
     out_dir = Path(out_dir) if out_dir is not None else None
     seed_everything(seed)
     net = ACD(model_cfg)
+    if init is not None: load_weights(net, init)
     fresh = out_dir is not None and not (out_dir / "run.json").exists()
     try:
         if out_dir is not None: write_or_check_run(out_dir / "run.json", run)

@@ -1,11 +1,13 @@
-"""Carry the general model's training state over to an encoder with more pair statistics, once.
+"""Carry the general model's training state over to an encoder with more pair statistics.
 
-`acd_nb.encoders.PairStatsEncoder` gained the spring statistics (`laplacian_wald`, two per pair and direction) after
-`training/general` had trained 13 epochs without them. This inserts their columns into the first layer of the
-encoder's edge MLP as zeros (weights and Adam moments), so the widened model computes exactly what the old one did
-and training goes on from there instead of from scratch:
+`acd_nb.encoders.PairStatsEncoder` gained pair statistics after `training/general` had trained without them: the
+spring statistics (`laplacian_wald`, two per pair and direction) after 13 epochs, the phase-coupling statistics
+(`phase_wald`, one per value feature) after 23. Each time this inserted the new columns, which the encoder appends at
+the end of each direction's pair block, into the first layer of the encoder's edge MLP as zeros (weights and Adam
+moments), so the widened model computes exactly what the old one did and training goes on from there instead of
+from scratch:
 
-    python tools/widen_general.py training/general/last.pt training/general/best.pt
+    python tools/widen_general.py training/general/last.pt training/general/best.pt acd_nb/pretrained_models/general/model.pt
 """
 import argparse
 
