@@ -595,7 +595,8 @@ def _card_general(card: dict) -> list[str]:
              f"(budget {train.get('minutes')}) on one CPU thread, batch {train.get('batch_size')}, lr {train.get('lr')}; "
              "weights of the epoch with the " + ("highest validation AUROC on the simulators' graphs" if train.get("select") == "auroc"
                                                  else "lowest validation loss")
-             + f" ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))}).", ""]
+             + f" ({training.get('best_epoch')}, validation AUROC {format_ci(training.get('best_valid_auroc'))})."
+             + (f" The run started from {card['init']}." if card.get("init") else ""), ""]
     test = card.get("test") or {}
     if test.get("table"):
         ns = test["n_nodes"]
@@ -652,7 +653,7 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
             "features": loaded.info["features"], "feature_names": loaded.feature_names,
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(),
             "train": _last_train_config(run_dir) or run.get("train"),
-            "training": _training_summary(run_dir, loaded),
+            "training": _training_summary(run_dir, loaded), **({"init": run["init"]} if run.get("init") else {}),
             **({"feature_stats": training_feature_stats(loaded, n_samples=1000), "missing": missing_values_test(loaded)}
                if "sim" in (run.get("data") or {}) else {"scaling": run.get("scaling")}),  # a mixture: see its report
             **(card_extra or {})}
