@@ -736,7 +736,7 @@ def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int) -> list[dict]
         x -= x.mean((1, 2), keepdims=True)
         x /= np.maximum(x.std((1, 2, 3), keepdims=True), 1e-12)                 # one scale per sample
         noise = rng_noise.uniform(*cfg.noise, size=cfg.batch_size)
-        clean = rng_clean.random(cfg.batch_size) < cfg.clean if cfg.clean > 0 else np.zeros(cfg.batch_size, bool)
+        clean = rng_clean.random(cfg.batch_size) < cfg.clean
         noise[clean] = 0.0
         x += noise[:, None, None, None] * rng_noise.standard_normal(x.shape)
         observed = missing_mask((cfg.batch_size, n, t), cfg.missing_rate, cfg.missing_kind, cfg.gap_length, rng_mask)
