@@ -571,10 +571,10 @@ def inference_memory(loaded: LoadedModel, n_series: int, n_steps: int, n_feature
     step; features derived from fewer take three float64 `(N, N, T)` arrays (Kuramoto's ω fit); 25% added."""
     cfg = loaded.model.cfg
     edges, hidden = n_series * (n_series - 1), cfg.hidden
-    windows = (len(window_starts(n_steps, cfg.n_steps, stride))
-               if cfg.encoder == "mlp" and n_steps >= cfg.n_steps else 1)  # the MLP encoder reads long inputs in windows
+    window = encoder_window(loaded.model)
+    windows = len(window_starts(n_steps, window, stride)) if window and n_steps >= window else 1  # all in one batch
     need = 32 * edges * hidden * windows + (13 * edges * hidden * n_steps if cfg.encoder == "cnn" else 0)
-    if cfg.encoder == "stats": need += 2_000 * edges + 12 * (4 * n_series * cfg.n_features) ** 2  # pairs; its VAR
+    if cfg.encoder == "stats": need += windows * (2_000 * edges + 12 * (4 * n_series * cfg.n_features) ** 2)  # pairs; its VAR
     if method != "enc": need += 9 * edges * hidden * n_steps  # TTA fits the whole recording
     if n_features != cfg.n_features and derivation(loaded.feature_names, n_features):
         need += 3 * 8 * n_series ** 2 * n_steps

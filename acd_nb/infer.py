@@ -99,8 +99,10 @@ def tta(model, x: torch.Tensor, init_logits: torch.Tensor | None = None, steps: 
 METHODS = ("enc", "tta", "enc+tta")
 
 def encoder_window(model) -> int | None:
-    "Time steps the model's encoder reads at once: `n_steps` for the MLP encoder, None where it reads any length."
-    return model.cfg.n_steps if model.cfg.encoder == "mlp" else None
+    """Time steps the model's encoder reads at once: `n_steps` for the MLP encoder, else `max_window`
+
+    None where it reads a recording of any length whole."""
+    return model.cfg.n_steps if model.cfg.encoder == "mlp" else model.cfg.max_window
 
 def window_stride(window: int, stride: int | None = None) -> int:
     "`stride` checked (1 to `window`: a longer one would skip steps), or by default half the window"
@@ -117,13 +119,14 @@ def window_starts(n_steps: int, window: int, stride: int | None = None) -> list[
 @torch.no_grad()
 def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
                    stride: int | None = None) -> torch.Tensor:
-    """Encoder logits `(B, N(N-1), K)` of `x (B, N, T, D)`, in windows where the encoder has a fixed length
+    """Encoder logits `(B, N(N-1), K)` of `x (B, N, T, D)`, in windows where the encoder has a window
 
     The windows' edge-type probabilities are averaged (see above); `observed (B, N, T, D)` is cut alike."""
     window, t = encoder_window(model), x.shape[2]
     masked = lambda m: {} if m is None else {"observed": m}
     with frozen(model):
-        if window is None or t == window: return model.encode(x, **masked(observed)).float()
+        if window is None or t == window or (t < window and model.cfg.encoder != "mlp"):
+            return model.encode(x, **masked(observed)).float()
         if t < window:
             raise ValueError(f"the recording has {t} time steps but this model's encoder reads {window} at once: "
                              f"give at least {window} steps")

@@ -92,6 +92,8 @@ class ACDConfig:
     sim: dict | None = None  # keyword arguments of a simulation decoder
     mask_input: bool = False  # the encoder reads which values were observed beside the (filled) values
     mean_messages: bool = False  # the MLP decoder averages incoming messages (`MLPDecoder`): one scale at any N
+    max_window: int | None = None  # an encoder that reads any length, trained on at most this many steps: longer
+                                   # recordings are read in windows of it (`acd_nb.infer.encode_windows`)
 
     def __post_init__(self):
         if self.prior is not None: self.prior = tuple(float(p) for p in self.prior)
@@ -103,6 +105,8 @@ class ACDConfig:
         need(int(self.n_features) >= 1, f"n_features must be >= 1, got {self.n_features}")
         need(self.encoder != "mlp" or (self.n_steps is not None and self.n_steps >= 2),
              f"the MLP encoder needs n_steps (time steps it sees) >= 2, got {self.n_steps}")
+        need(self.max_window is None or (self.encoder != "mlp" and self.max_window >= 2),
+             f"max_window (>= 2) is for encoders that read any length; the MLP encoder reads n_steps, got {self.max_window}")
         need(not self.mean_messages or self.decoder == "mlp",
              f"mean_messages is an option of the MLP decoder, not of {self.decoder!r}")
         need(self.n_edge_types >= 2, f"n_edge_types must be >= 2 (type 0 is 'no edge'), got {self.n_edge_types}")
@@ -126,6 +130,7 @@ class ACDConfig:
         if d["prior"] is not None: d["prior"] = list(d["prior"])
         if not d["mask_input"]: del d["mask_input"]  # configs (and checkpoints) of models without it stay as they were
         if not d["mean_messages"]: del d["mean_messages"]  # likewise
+        if d["max_window"] is None: del d["max_window"]
         return d
 
     @classmethod

@@ -24,7 +24,7 @@ import numpy as np
 import acd_nb
 from .core import atomic_folder, check_series, to_json_safe
 from .data import Normalizer, feature_stats, fill_missing, missing_mask
-from .infer import infer, window_starts, window_stride
+from .infer import encoder_window, infer, window_starts, window_stride
 from .metrics import edge_auroc, format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, kuramoto_phase, kuramoto_phases, scale_omega, simulate
@@ -346,11 +346,13 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
                 if d == 1 else "")
         raise ValueError(f"{name} has {d} feature(s) per series but model {loaded.name!r} was trained on "
                          f"{cfg.n_features} ({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
-    if cfg.encoder == "mlp" and t > cfg.n_steps:
-        stride = window_stride(cfg.n_steps, stride)
-        notes.append(f"model {loaded.name!r} (MLP encoder) reads {cfg.n_steps} time steps at once: the {t} steps are "
-                     f"read in {len(window_starts(t, cfg.n_steps, stride))} windows {stride} steps apart, their edge "
-                     "probabilities averaged")
+    window = encoder_window(loaded.model)
+    if window is not None and t > window:
+        stride = window_stride(window, stride)
+        reads = "(MLP encoder) reads" if cfg.encoder == "mlp" else "was trained on recordings of at most"
+        notes.append(f"model {loaded.name!r} {reads} {window} time steps: the {t} steps are read in "
+                     f"{len(window_starts(t, window, stride))} windows {stride} steps apart, their edge probabilities "
+                     "averaged")
     trained_nodes = ((loaded.info.get("data") or {}).get("sim") or {}).get("n_nodes")
     if trained_nodes is not None and n != trained_nodes:
         notes.append(f"model {loaded.name!r} was trained on {trained_nodes} series and {name} has {n}: "

@@ -1431,7 +1431,7 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
     unknown = [s for s in leave_out if s not in mixture.systems]
     if unknown or set(leave_out) >= set(mixture.systems):
         raise ValueError(f"leave_out must name some but not all of the mixture's systems {mixture.systems}, got {leave_out}")
-    model_cfg = ACDConfig(**{**GENERAL_MODEL, **(model or {})})
+    model_cfg = ACDConfig(**{**GENERAL_MODEL, "max_window": max_steps, **(model or {})})  # longer: read in windows
     train_cfg = TrainConfig(**{**GENERAL_TRAIN, "seed": seed, **(train or {})})
     data = {"mixture": asdict(mixture), "n_groups": n_groups, "n_valid_groups": n_valid_groups, "data_seed": data_seed,
             "valid_seed": valid_seed, "max_steps": max_steps, **({"leave_out": list(leave_out)} if leave_out else {})}
