@@ -227,6 +227,21 @@ def test_infer_any_csv_of_any_n_with_the_general_model(tmp_path, capsys):
         assert probs.shape == (n, n) and np.isfinite(probs.to_numpy()).all() and (np.diag(probs.to_numpy()) == 0).all()
 
 
+def test_general_model_reads_a_long_recording_in_windows(tmp_path, capsys):
+    "Longer than the 100 steps it was trained on: read in windows of 100, and the springs graph still found."
+    from acd_nb.metrics import edge_auroc
+    from acd_nb.sims import SimConfig, simulate
+    sim = simulate(SimConfig(system="springs", n_nodes=6, n_steps=600, edge_prob=0.4), 1, seed=3)
+    pd.DataFrame({f"p{i}.{axis}": sim["x"][0, i, :, a] for i in range(6) for a, axis in enumerate("xy")}).to_csv(
+        tmp_path / "long.csv", index=False)
+    assert main(["infer", "--pretrained", "general", "--input", str(tmp_path / "long.csv"), "--out", str(tmp_path / "o"),
+                 "--no-figures"]) == 0
+    assert "trained on recordings of at most 100 time steps: the 600 steps are read in 11 windows 50 steps apart" in \
+        capsys.readouterr().out
+    probs = pd.read_csv(tmp_path / "o" / "long_edges.csv", index_col=0).to_numpy()
+    assert edge_auroc(probs[None], sim["edges"]) > 0.9
+
+
 def test_evaluate_prints_metrics_with_ci(work, capsys):
     assert main(["evaluate", "--model", str(work / "run"), "--data", str(work / "data")]) == 0
     out = capsys.readouterr().out
