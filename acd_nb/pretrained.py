@@ -578,7 +578,10 @@ def _card_general(card: dict) -> list[str]:
              f"{model.get('n_features')} features each, any length from {card.get('min_steps', 14)} steps on. Each "
              "recording is standardised on its own (each feature's mean over series and time removed, divided by the "
              "recording's standard deviation), so units do not matter; features a series lacks are read as unobserved. "
-             f"`acd infer --pretrained {card['name']} --input FILE --out DIR`.", "", "## Data", "",
+             + (f"A recording longer than {model['max_window']} steps, the longest it was trained on, is read in windows "
+                f"of {model['max_window']} steps, {model['max_window'] // 2} apart, their edge probabilities averaged. "
+                if model.get("max_window") else "")
+             + f"`acd infer --pretrained {card['name']} --input FILE --out DIR`.", "", "## Data", "",
              f"{data.get('n_groups')} training batches of {mix.get('batch_size')} samples (seed {data.get('data_seed')}), "
              f"{data.get('n_valid_groups')} for validation (seed {data.get('valid_seed')}); each batch one system, one N "
              "and one length: " + ", ".join(f"`{s}`" for s in mix.get("systems", [])) + ". "
