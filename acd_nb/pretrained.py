@@ -349,8 +349,9 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
     window = encoder_window(loaded.model)
     if window is not None and t > window:
         stride = window_stride(window, stride)
-        reads = "(MLP encoder) reads" if cfg.encoder == "mlp" else "was trained on recordings of at most"
-        notes.append(f"model {loaded.name!r} {reads} {window} time steps: the {t} steps are read in "
+        reads = (f"(MLP encoder) reads {window} time steps at once" if cfg.encoder == "mlp" else
+                 f"was trained on recordings of at most {window} time steps")
+        notes.append(f"model {loaded.name!r} {reads}: the {t} steps are read in "
                      f"{len(window_starts(t, window, stride))} windows {stride} steps apart, their edge probabilities "
                      "averaged")
     trained_nodes = ((loaded.info.get("data") or {}).get("sim") or {}).get("n_nodes")
