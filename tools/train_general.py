@@ -27,9 +27,11 @@ if __name__ == "__main__":
     p.add_argument("--groups", type=int, default=1200)
     p.add_argument("--valid-groups", type=int, default=48)
     p.add_argument("--init", help="a checkpoint a new run starts from (a model trained on another mixture)")
+    p.add_argument("--lr", type=float, help="learning rate of a new run (default: GENERAL_TRAIN's)")
     args = p.parse_args()
     torch.set_num_threads(1)
     res = train_mixture(args.out, MixtureConfig(**MIXTURE), n_groups=args.groups, n_valid_groups=args.valid_groups,
                         max_steps=MAX_STEPS, cache_dir=args.cache, init=args.init,
-                        train={"minutes": args.minutes, "edge_loss": args.edge_loss, "progress": False})
+                        train={"minutes": args.minutes, "edge_loss": args.edge_loss, "progress": False,
+                               **({"lr": args.lr} if args.lr else {})})
     print(json.dumps(res["history"][-1]))
