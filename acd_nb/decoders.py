@@ -78,17 +78,19 @@ class MLPDecoder(nn.Module):
 
     `edges (B, E, K)` weight the messages, summed over each receiver's senders (the paper's decoder) or, with
     `mean_messages`, averaged over its N - 1 possible senders as `GRUDecoder` does: a decoder for any N, whose
-    untrained rollouts then keep one scale (summed, they grow with N, see below)."""
+    untrained rollouts then keep one scale (summed, they grow with N, see below). With `last_change` each step also
+    reads every value's last change `x[t] - x[t-1]` (a second-order Markov decoder, see below)."""
     REPEATED_STEP = "step"  # what `TrainConfig(compile="model")` compiles (see above)
 
     def __init__(self, n_features: int, n_edge_types: int = 2, msg_hidden: int = 256, msg_out: int = 256,
-                 hidden: int = 256, dropout: float = 0.0, mean_messages: bool = False):
+                 hidden: int = 256, dropout: float = 0.0, mean_messages: bool = False, last_change: bool = False):
         super().__init__()
         if n_edge_types < 2: raise ValueError(f"n_edge_types must be >= 2 (type 0 is 'no edge'), got {n_edge_types}")
-        self.n_features, self.dropout, self.mean_messages = n_features, dropout, mean_messages
-        self.msg1 = nn.ModuleList(PairLinear(n_features, msg_hidden) for _ in range(n_edge_types - 1))
+        self.n_features, self.dropout, self.mean_messages, self.last_change = n_features, dropout, mean_messages, last_change
+        reads = 2 * n_features if last_change else n_features
+        self.msg1 = nn.ModuleList(PairLinear(reads, msg_hidden) for _ in range(n_edge_types - 1))
         self.msg2 = nn.ModuleList(nn.Linear(msg_hidden, msg_out) for _ in range(n_edge_types - 1))
-        self.out1 = nn.Linear(n_features + msg_out, hidden)
+        self.out1 = nn.Linear(reads + msg_out, hidden)
         self.out2 = nn.Linear(hidden, hidden)
         self.out3 = nn.Linear(hidden, n_features)
 
@@ -97,7 +99,8 @@ class MLPDecoder(nn.Module):
     def step(self, x: torch.Tensor, edges: torch.Tensor, send: torch.Tensor, recv: torch.Tensor) -> torch.Tensor:
         """One step `x (..., N, D)` -> `mu (..., N, D)`
 
-        `edges (..., E, K)` are receiver-major (broadcastable), with pairs `send`, `recv` in that order."""
+        `edges (..., E, K)` are receiver-major (broadcastable), with pairs `send`, `recv` in that order. With
+        `last_change`, `x (..., N, 2D)` holds each value and its last change."""
         n = x.shape[-2]
         agg = 0
         for etype, (fc1, fc2) in enumerate(zip(self.msg1, self.msg2), start=1):  # type 0: zero function
@@ -106,14 +109,23 @@ class MLPDecoder(nn.Module):
         if self.mean_messages: agg = agg / (n - 1)
         h = self._drop(F.relu(self.out1(torch.cat([x, agg.to(x.dtype)], dim=-1))))
         h = self._drop(F.relu(self.out2(h)))
-        return x + _linear_fp32(self.out3, h)
+        return x[..., :self.n_features] + _linear_fp32(self.out3, h)
 
     def forward(self, x: torch.Tensor, edges: torch.Tensor, prediction_steps: int = 1,
                 observed: torch.Tensor | None = None) -> torch.Tensor:
         check_decoder_inputs(x, edges, prediction_steps, self.n_features, observed)
         send, recv, order = receiver_major_index(x.shape[1], x.device)
         edges = edges[:, None, order]  # (B, 1, E, K): same graph at every time
-        return restart_rollout(x, prediction_steps, lambda state: self.step(state, edges, send, recv), observed)
+        if not self.last_change:
+            return restart_rollout(x, prediction_steps, lambda state: self.step(state, edges, send, recv), observed)
+        d = self.n_features
+        # the rollout's state is (x[t], x[t-1]); before the first step a series stands still
+        before = lambda v: torch.cat([v[:, :, :1], v[:, :, :-1]], 2)
+        if observed is not None: observed = torch.cat([observed, before(observed)], -1)
+        def advance(state):
+            now = state[..., :d]
+            return torch.cat([self.step(torch.cat([now, now - state[..., d:]], -1), edges, send, recv), now], -1)
+        return restart_rollout(torch.cat([x, before(x)], -1), prediction_steps, advance, observed)[..., :d]
 
 # %% ../nbs/12_decoders.ipynb #6b932838
 def granger_check(decoder: nn.Module, x: torch.Tensor, edges: torch.Tensor, cause: int, effect: int,

@@ -66,7 +66,7 @@ ENCODERS = {"mlp": lambda cfg, n_features, **kw: MLPEncoder(cfg.n_steps, n_featu
             "cnn": lambda cfg, n_features, **kw: CNNEncoder(n_features, **kw),
             "stats": lambda cfg, n_features, **kw: PairStatsEncoder(n_features, n_values=min(cfg.n_features, n_features), **kw)}
 DECODERS = {"mlp": lambda cfg: MLPDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.hidden, cfg.hidden,
-                                          cfg.dropout, cfg.mean_messages),
+                                          cfg.dropout, cfg.mean_messages, cfg.last_change),
             "gru": lambda cfg: GRUDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.gru_burn_in, cfg.dropout),
             "springs_sim": lambda cfg: SpringsSimDecoder(**(cfg.sim or {})),
             "kuramoto_sim": lambda cfg: KuramotoSimDecoder(**(cfg.sim or {}))}
@@ -92,6 +92,7 @@ class ACDConfig:
     sim: dict | None = None  # keyword arguments of a simulation decoder
     mask_input: bool = False  # the encoder reads which values were observed beside the (filled) values
     mean_messages: bool = False  # the MLP decoder averages incoming messages (`MLPDecoder`): one scale at any N
+    last_change: bool = False  # the MLP decoder also reads each value's last change x[t] - x[t-1] (`MLPDecoder`)
     max_window: int | None = None  # an encoder that reads any length, trained on at most this many steps: longer
                                    # recordings are read in windows of it (`acd_nb.infer.encode_windows`)
 
@@ -107,8 +108,9 @@ class ACDConfig:
              f"the MLP encoder needs n_steps (time steps it sees) >= 2, got {self.n_steps}")
         need(self.max_window is None or (self.encoder != "mlp" and self.max_window >= 2),
              f"max_window (>= 2) is for encoders that read any length; the MLP encoder reads n_steps, got {self.max_window}")
-        need(not self.mean_messages or self.decoder == "mlp",
-             f"mean_messages is an option of the MLP decoder, not of {self.decoder!r}")
+        for option in ("mean_messages", "last_change"):
+            need(not getattr(self, option) or self.decoder == "mlp",
+                 f"{option} is an option of the MLP decoder, not of {self.decoder!r}")
         need(self.n_edge_types >= 2, f"n_edge_types must be >= 2 (type 0 is 'no edge'), got {self.n_edge_types}")
         need(self.hidden >= 1, f"hidden must be >= 1, got {self.hidden}")
         need(self.tau > 0, f"tau must be > 0, got {self.tau}")
@@ -130,6 +132,7 @@ class ACDConfig:
         if d["prior"] is not None: d["prior"] = list(d["prior"])
         if not d["mask_input"]: del d["mask_input"]  # configs (and checkpoints) of models without it stay as they were
         if not d["mean_messages"]: del d["mean_messages"]  # likewise
+        if not d["last_change"]: del d["last_change"]
         if d["max_window"] is None: del d["max_window"]
         return d
 
