@@ -711,19 +711,21 @@ def _group_config(system: str, n: int, t: int, cfg: MixtureConfig, rng: np.rando
     tr = 0.1 * max(1, round(15 * scale))                                   # fmri: 1.5 s x scale, whole 0.1 s steps
     return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, fmri_tr=tr, fmri_noise=0.0), tr
 
-def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int) -> list[dict]:
+def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int, start: int = 0) -> list[dict]:
     """`n_groups` training batches of the mixture `cfg`, reproducible from `seed`
 
-    Each group is a dict: `x` float32 `(batch, nodes, time, features)` with NaN where not observed, `observed`
+    Group `g` is drawn from `(seed, g)` alone, so `start` (the index of the first group) lets ranges of groups be
+    simulated apart, in other processes, and joined into the whole. Each group is a dict: `x` float32 `(batch, nodes, time, features)` with NaN where not observed, `observed`
     bool `(batch, nodes, time)`, `edges` int8 `(batch, nodes, nodes)`, `system` `(batch,)` names, `noise` float32
     `(batch,)`, and the group's `n_nodes`, `step` (sampling interval) and `sim` (its `SimConfig`)."""
     from acd_nb.data import missing_mask   # data builds on this module: imported at first use
     if not isinstance(cfg, MixtureConfig): raise ValueError(f"cfg must be a MixtureConfig, got {type(cfg).__name__}")
     if n_groups < 1: raise ValueError(f"n_groups must be >= 1, got {n_groups}")
     if seed < 0: raise ValueError(f"seed must be >= 0, got {seed}")
+    if start < 0: raise ValueError(f"start must be >= 0, got {start}")
     weights = np.ones(len(cfg.systems)) if cfg.weights is None else np.asarray(cfg.weights, dtype=np.float64)
     groups = []
-    for g in range(n_groups):
+    for g in range(start, start + n_groups):
         # the fourth generator draws only the clean samples: without them every group is what it was before `clean`
         rng_group, rng_noise, rng_mask, rng_clean = (np.random.default_rng(s) for s in
                                                      np.random.SeedSequence([seed, g]).spawn(4))

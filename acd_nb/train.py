@@ -1389,20 +1389,33 @@ GENERAL_MODEL = dict(n_features=3, encoder="stats", decoder="mlp", mask_input=Tr
                      mean_messages=True)
 GENERAL_TRAIN = dict(batch_size=16, lr=1e-3, epochs=1000, lr_decay_every=1000, checkpoint_every=50, select="auroc")
 
+def _simulate_side_by_side(cfg: MixtureConfig, n_groups: int, seed: int, workers: int) -> list[dict]:
+    "`simulate_mixture(cfg, n_groups, seed)` in up to `workers` fresh processes (spawned: the caller may hold CUDA)."
+    workers = max(1, min(workers, n_groups))
+    if workers == 1: return simulate_mixture(cfg, n_groups, seed)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    bounds = np.linspace(0, n_groups, workers + 1).round().astype(int)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        parts = pool.map(simulate_mixture, [cfg] * workers, bounds[1:] - bounds[:-1], [seed] * workers, bounds[:-1])
+        return [group for part in parts for group in part]
+
 def _mixture_file(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir) -> Path:
     "Where the groups of a mixture are cached: named by a hash of the config, the seed and the number of groups"
     import hashlib
     key = hashlib.sha1(json.dumps(asdict(cfg), sort_keys=True).encode()).hexdigest()[:10]
     return Path(cache_dir) / f"mixture_{key}_seed{seed}_groups{n_groups}.npz"
 
-def mixture_groups(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir=None) -> list[dict]:
-    "`simulate_mixture(cfg, n_groups, seed)`'s `x`, `observed`, `edges` and `system` per group, cached in `cache_dir`"
+def mixture_groups(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir=None, workers: int = 1) -> list[dict]:
+    """`simulate_mixture(cfg, n_groups, seed)`'s `x`, `observed`, `edges` and `system` per group, cached in `cache_dir`
+
+    A mixture not cached yet is simulated in `workers` processes side by side, each a range of the groups."""
     from acd_nb.core import data_dir
     path = _mixture_file(cfg, n_groups, seed, data_dir() if cache_dir is None else cache_dir)
     names = ("x", "observed", "edges", "system")
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        groups = simulate_mixture(cfg, n_groups, seed)
+        groups = _simulate_side_by_side(cfg, n_groups, seed, workers)
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as f: np.savez_compressed(f, **{f"{k}/{a}": g[a] for k, g in enumerate(groups) for a in names})
     with np.load(path) as z: return [{a: z[f"{k}/{a}"] for a in names} for k in range(n_groups)]
