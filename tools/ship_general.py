@@ -15,6 +15,12 @@ from acd_nb.pretrained import export_pretrained, load_model, simulate_test_set, 
 
 TTA = dict(steps=100, lr=0.1)
 
+
+def baselines(row: dict) -> str:
+    "The per-sample baselines' AUROC of a results.json row, as the card shows them"
+    return f"linear Granger {row['linear_granger']:.3f}" + (f", NGC {row['ngc']:.3f}" if row.get("ngc") is not None else "")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", default="_reports/general/run")
@@ -44,9 +50,9 @@ if __name__ == "__main__":
                        "the rest derived): " + ", ".join(f"N = {n}: {r['table'][s][str(n)][f'shipped {s}']:.3f}" for n in ns)
                        for s in ("springs", "kuramoto")]
                     + [f"left out of the mixture (a model trained without it, N = 10): {s} {row['left out']:.3f} (this model "
-                       f"{row['general']:.3f}, linear Granger {row['linear_granger']:.3f}"
-                       + (f", NGC {row['ngc']:.3f}" if row.get("ngc") is not None else "") + ")"
-                       for s, row in r.get("left_out", {}).items()]
+                       f"{row['general']:.3f}, {baselines(row)})" for s, row in r.get("left_out", {}).items()]
+                    + [f"a generator written apart from the mixture's simulators (N = 10): {s} {row['general']:.3f} "
+                       f"({baselines(row)})" for s, row in r.get("foreign", {}).items()]
                     + ([f"adapted to NetSim without labels: zero-shot {a['zero_shot']:.3f}, Enc+TTA {a['enc+tta']:.3f} "
                         f"({a['tta_steps']} steps, {a['seconds']['enc+tta'] / a['subjects']:.2f} s per subject), fine-tuned "
                         f"with the ELBO alone {a['fine_tuned']:.3f} ({a['seconds']['fine_tuning']:.0f} s)"]
