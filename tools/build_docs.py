@@ -233,9 +233,14 @@ def keep_executed(name: str, executed_path, root: Path | None = None, build: Pat
 
 
 def docs_environment(build: Path, digest: str) -> dict[str, str]:
-    "What the notebooks' kernels see: one torch thread, datasets cached per library version under build, `acd` on PATH."
+    """What the notebooks' kernels see: one torch thread, datasets cached per library version under build, `acd` on PATH,
+    and torch.compile's kernels cached under build too: with the machine's shared cache (/tmp/torchinductor_<user>),
+    after other programs had compiled there (a test run under ATEN_CPU_CAPABILITY=avx2, compile experiments),
+    14_train's compiled-stack cell crashed its kernel every time ("malloc(): unaligned tcache chunk detected"); with
+    a cache of its own it passed."""
     return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),  # oversubscribed cores slow torch down ~100x
             "ACD_DATA_DIR": str(build.resolve() / "acd_data" / digest[:16]),
+            "TORCHINDUCTOR_CACHE_DIR": str(build.resolve() / "torchinductor"),
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
