@@ -2,7 +2,7 @@
 with `acd_nb.train.train_mixture` exactly as the notebook calls it (the general model's mixture, seeds, edge loss and
 learning rate; the first `--groups` groups with the system's own dropped). The notebook reuses the run folders:
 copy them to `<out_dir>/loo/<system>` and run it with `loo_minutes` no larger than the minutes they trained, and it
-scores them without training on. A process whose training fails on `--device cuda` starts again on the CPU.
+scores them without training on.
 
     python tools/train_loo.py --out _reports/cpu/exp_general/loo --minutes 6 --device cuda --threads 2
 """
@@ -48,13 +48,7 @@ def main():
     p.add_argument("--one", help=argparse.SUPPRESS)  # a child process: train this system
     args = p.parse_args()
     if args.one:
-        try:
-            train_one(args.out, args.one, args.minutes, args.device, args.threads, args.groups, args.valid_groups)
-        except Exception as e:
-            if args.device == "cpu": raise
-            print(f"{args.one}: training on {args.device} failed ({type(e).__name__}: {e}); on the CPU instead", flush=True)
-            train_one(args.out, args.one, args.minutes, "cpu", args.threads, args.groups, args.valid_groups)
-        return
+        return train_one(args.out, args.one, args.minutes, args.device, args.threads, args.groups, args.valid_groups)
     unknown = sorted(set(args.systems) - set(MIXTURE_SYSTEMS))
     if unknown: sys.exit(f"train_loo: unknown systems {unknown}; the mixture's are {list(MIXTURE_SYSTEMS)}")
     # the cached mixture is simulated once, before the processes that read it start
