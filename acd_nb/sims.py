@@ -26,15 +26,18 @@ __all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'EXTRA_SYSTEMS', 'N_FEATURES', 'RNG_BLO
 # %% ../nbs/01_sims.ipynb #7bf23305
 SYSTEMS = ("springs", "kuramoto")                 # the physics datasets of the paper
 GRANGER_SYSTEMS = ("lorenz96", "var")             # the neural Granger baselines' benchmarks
-EXTRA_SYSTEMS = ("lorenz96_random", "var_nonlinear", "fmri")   # more dynamics for a general model
+EXTRA_SYSTEMS = ("lorenz96_random", "var_nonlinear", "fmri", "maps", "var_lagged", "additive")   # for a general model
 N_FEATURES = {"springs": 4, "kuramoto": 4, "lorenz96": 1, "var": 1, "lorenz96_random": 1, "var_nonlinear": 1,
-              "fmri": 1}
+              "fmri": 1, "maps": 1, "var_lagged": 1, "additive": 1}
 _LORENZ_FIELDS = ("forcing", "lorenz_dt", "lorenz_substeps", "lorenz_burn_in", "lorenz_noise")
 _OWN_FIELDS = {"lorenz96": _LORENZ_FIELDS, "lorenz96_random": _LORENZ_FIELDS + ("lorenz_process_noise",),
                "var": ("var_lag", "var_sparsity", "var_coef", "var_noise", "var_burn_in"),
                "var_nonlinear": ("nvar_lag", "nvar_self", "nvar_coef", "nvar_noise", "nvar_burn_in"),
                "fmri": ("fmri_tr", "fmri_dt", "fmri_sigma", "fmri_coef", "fmri_radius", "fmri_up", "fmri_down",
-                        "fmri_gain", "fmri_noise", "fmri_burn_in")}
+                        "fmri_gain", "fmri_noise", "fmri_burn_in"),
+               "maps": ("maps_coupling", "maps_noise", "maps_burn_in"),
+               "var_lagged": ("lvar_max_lag", "lvar_self", "lvar_coef", "lvar_noise", "lvar_burn_in"),
+               "additive": ("add_max_lag", "add_self", "add_coef", "add_noise", "add_burn_in")}
 
 # %% ../nbs/01_sims.ipynb #4a1011f8
 def _check_numbers(cfg: SimConfig):
@@ -43,7 +46,8 @@ def _check_numbers(cfg: SimConfig):
                     kuramoto_dt=cfg.kuramoto_dt, kuramoto_every=cfg.kuramoto_every, lorenz_dt=cfg.lorenz_dt,
                     lorenz_substeps=cfg.lorenz_substeps, var_lag=cfg.var_lag, var_coef=cfg.var_coef,
                     nvar_lag=cfg.nvar_lag, nvar_coef=cfg.nvar_coef, fmri_tr=cfg.fmri_tr, fmri_dt=cfg.fmri_dt,
-                    fmri_sigma=cfg.fmri_sigma, fmri_up=cfg.fmri_up, fmri_down=cfg.fmri_down, fmri_gain=cfg.fmri_gain)
+                    fmri_sigma=cfg.fmri_sigma, fmri_up=cfg.fmri_up, fmri_down=cfg.fmri_down, fmri_gain=cfg.fmri_gain,
+                    lvar_max_lag=cfg.lvar_max_lag, add_max_lag=cfg.add_max_lag)
     if cfg.max_force is not None: positive["max_force"] = cfg.max_force
     for name, value in positive.items():
         if not value > 0: raise ValueError(f"{name} must be > 0, got {value}")
@@ -51,7 +55,10 @@ def _check_numbers(cfg: SimConfig):
                         lorenz_noise=cfg.lorenz_noise, var_noise=cfg.var_noise, var_burn_in=cfg.var_burn_in,
                         nvar_noise=cfg.nvar_noise, nvar_burn_in=cfg.nvar_burn_in, fmri_coef=cfg.fmri_coef,
                         fmri_noise=cfg.fmri_noise, fmri_burn_in=cfg.fmri_burn_in,
-                        lorenz_process_noise=cfg.lorenz_process_noise)
+                        lorenz_process_noise=cfg.lorenz_process_noise, maps_noise=cfg.maps_noise,
+                        maps_burn_in=cfg.maps_burn_in, lvar_coef=cfg.lvar_coef, lvar_noise=cfg.lvar_noise,
+                        lvar_burn_in=cfg.lvar_burn_in, add_coef=cfg.add_coef, add_noise=cfg.add_noise,
+                        add_burn_in=cfg.add_burn_in)
     for name, value in non_negative.items():
         if not value >= 0: raise ValueError(f"{name} must be >= 0, got {value}")
     if not cfg.omega_low < cfg.omega_high:
@@ -59,6 +66,9 @@ def _check_numbers(cfg: SimConfig):
     if cfg.system == "lorenz96" and cfg.n_total < 4:
         raise ValueError(f"Lorenz-96 needs at least 4 series (each is driven by i-2, i-1, i+1), got {cfg.n_total}")
     if not 0 <= cfg.nvar_self < 1: raise ValueError(f"nvar_self must lie in [0, 1), got {cfg.nvar_self}")
+    for name in ("lvar_self", "add_self"):
+        if not 0 <= getattr(cfg, name) < 1: raise ValueError(f"{name} must lie in [0, 1), got {getattr(cfg, name)}")
+    if not 0 <= cfg.maps_coupling <= 1: raise ValueError(f"maps_coupling must lie in [0, 1], got {cfg.maps_coupling}")
     if not 0 < cfg.fmri_radius < 1: raise ValueError(f"fmri_radius must lie in (0, 1), got {cfg.fmri_radius}")
     per_tr = cfg.fmri_tr / cfg.fmri_dt
     if abs(per_tr - round(per_tr)) > 1e-6 * per_tr:
@@ -131,6 +141,22 @@ class SimConfig:
     fmri_gain: float = 0.5
     fmri_noise: float = 0.1
     fmri_burn_in: float = 30.0
+    # maps: largest coupling (each effect's is U(0.25, 1) times it), dynamic noise std, discarded steps
+    maps_coupling: float = 0.4
+    maps_noise: float = 0.005
+    maps_burn_in: int = 100
+    # var_lagged: longest lag, largest self coefficient, cross-coefficient scale, innovation std, discarded steps
+    lvar_max_lag: int = 5
+    lvar_self: float = 0.5
+    lvar_coef: float = 0.6
+    lvar_noise: float = 1.0
+    lvar_burn_in: int = 100
+    # additive: longest lag, largest self coefficient, link weight scale, innovation std, discarded steps
+    add_max_lag: int = 3
+    add_self: float = 0.5
+    add_coef: float = 1.0
+    add_noise: float = 0.5
+    add_burn_in: int = 50
 
     def __post_init__(self):
         known = SYSTEMS + GRANGER_SYSTEMS + EXTRA_SYSTEMS
@@ -641,10 +667,142 @@ def _fmri_rollout(edges, strength, durations, start, hemo, noise, cfg: SimConfig
 
 _SYSTEM_PARTS["fmri"] = (_fmri_draw, _fmri_rollout, True)
 
+# %% ../nbs/01_sims.ipynb #i5200002
+def _maps_draw(cfg: SimConfig):
+    "Sized draw for coupled maps: graphs, each series' map and parameter, couplings, weights, start, noise."
+    m = cfg.n_total
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        kind, shape = rngs[1].integers(0, 3, (n, m)), rngs[2].random((n, m))
+        coupling = cfg.maps_coupling * (0.25 + 0.75 * rngs[3].random((n, m)))      # ε of each effect
+        weights = 0.5 + rngs[4].random((n, m, m))
+        x0 = 0.2 + 0.6 * rngs[5].random((n, m))
+        noise = rngs[6].standard_normal((n, cfg.maps_burn_in + cfg.n_steps, m), dtype=np.float32)
+        return edges, kind, shape, coupling, weights, x0, noise
+    return draw
+
+def _own_map(x: np.ndarray, kind: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    "Each series' own map of `x` in [0, 1]: logistic r ∈ [3.6, 4), tent μ ∈ [1.6, 2) or sine r ∈ [0.87, 1) by `kind`."
+    return np.choose(kind, [(3.6 + 0.4 * shape) * x * (1 - x), (1.6 + 0.4 * shape) * np.minimum(x, 1 - x),
+                            (0.87 + 0.13 * shape) * np.sin(np.pi * x)])
+
+def _maps_step(x, kind, shape, eps, mix):
+    "One step of the coupled maps `x (B, M)` before noise: own map, and `eps` of the causes' weighted mean"
+    f = _own_map(x, kind, shape)
+    return (1 - eps) * f + eps * np.einsum("bi,bij->bj", f, mix)
+
+def _maps_rollout(edges, kind, shape, coupling, weights, x0, noise, cfg: SimConfig) -> np.ndarray:
+    "Iterate the coupled maps for all samples at once -> `(B, M, n_steps, 1)`, reflected into [0, 1]."
+    mix = edges * weights
+    mix = mix / np.maximum(mix.sum(1, keepdims=True), 1e-12)                      # [b, cause, effect]: a weighted mean
+    eps = coupling * edges.any(1)                                                 # no causes: the map alone
+    x, out = x0.astype(np.float64), []
+    for t in range(noise.shape[1]):
+        x = np.abs(_maps_step(x, kind, shape, eps, mix) + cfg.maps_noise * noise[:, t])
+        x = np.clip(np.where(x > 1, 2 - x, x), 1e-9, 1 - 1e-9)                   # a fixed point at 0 never holds it
+        out.append(x)
+    return np.stack(out[cfg.maps_burn_in:], -1)[..., None]
+
+_SYSTEM_PARTS["maps"] = (_maps_draw, _maps_rollout, True)
+
+def _innovations(law: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Unit-variance innovations from uniforms `u (B, ...)`, per sample by `law (B, 2)` (uniforms too): Gaussian,
+    Laplace or Student-t with 3 to 8 degrees of freedom (heavy tails), by inversion of the law's distribution function"""
+    from scipy.special import ndtri, stdtrit   # scipy loads at first use
+    kind, df = np.floor(3 * law[:, 0]).astype(int), 3.0 + 5.0 * law[:, 1]
+    shape = (-1,) + (1,) * (u.ndim - 1)
+    u = np.clip(u.astype(np.float64), 1e-12, 1 - 1e-12)
+    laplace = -np.sign(u - 0.5) * np.log1p(-2 * np.abs(u - 0.5)) * np.sqrt(0.5)
+    student = stdtrit(df.reshape(shape), u) * np.sqrt((df - 2) / df).reshape(shape)
+    out = np.where(kind.reshape(shape) == 0, ndtri(u), np.where(kind.reshape(shape) == 1, laplace, student))
+    return out.astype(np.float32)
+
+def _lagged_var_draw(cfg: SimConfig):
+    "Sized draw for the VAR with lags per edge: graphs, lags, signed sizes, self coefficients, innovations."
+    m, top = cfg.n_total, cfg.lvar_max_lag
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        lag = rngs[1].integers(1, top + 1, (n, m, m))
+        signed = 2 * rngs[2].random((n, m, m)) - 1
+        self_coef = cfg.lvar_self * rngs[3].random((n, m))
+        innovations = _innovations(rngs[4].random((n, 2)), rngs[5].random((n, top + cfg.lvar_burn_in + cfg.n_steps, m)))
+        return edges, lag, signed, self_coef, innovations
+    return draw
+
+def _lagged_var_coefficients(edges, lag, signed, self_coef, cfg: SimConfig) -> np.ndarray:
+    """Coefficients `(B, lag, cause, effect)`: each edge at its own lag, ±(0.5..1) `lvar_coef` / sqrt(in-degree),
+    the self coefficient at lag 1; shrunk by 5% steps until the companion radius is <= 0.95"""
+    b, m, top = edges.shape[0], edges.shape[1], cfg.lvar_max_lag
+    size = np.sign(signed) * (0.5 + 0.5 * np.abs(signed)) * cfg.lvar_coef / np.sqrt(np.maximum(edges.sum(1), 1))[:, None]
+    a = (np.arange(1, top + 1)[None, :, None, None] == lag[:, None]) * (edges * size)[:, None]
+    a[:, 0] += self_coef[:, None] * np.eye(m)
+    companion = np.zeros((b, m * top, m * top))
+    companion[:, m:, :-m] = np.eye(m * (top - 1))
+    todo = np.arange(b)
+    while len(todo):                                                  # shrink only the samples still unstable
+        companion[todo, :m] = a[todo].transpose(0, 3, 1, 2).reshape(len(todo), m, m * top)   # rows: effects
+        todo = todo[np.abs(np.linalg.eigvals(companion[todo])).max(1) > 0.95]
+        a[todo] *= 0.95
+    return a
+
+def _lagged_var_rollout(edges, lag, signed, self_coef, innovations, cfg: SimConfig) -> np.ndarray:
+    "Run the VAR with lags per edge for all samples at once -> `(B, M, n_steps, 1)`."
+    a, top = _lagged_var_coefficients(edges, lag, signed, self_coef, cfg), cfg.lvar_max_lag
+    x = np.zeros(innovations.shape, dtype=np.float64)                    # (B, time, M)
+    for t in range(top, x.shape[1]):
+        x[:, t] = np.einsum("blc,blce->be", x[:, t - top:t][:, ::-1], a) + cfg.lvar_noise * innovations[:, t]
+    return x[:, -cfg.n_steps:].transpose(0, 2, 1)[..., None]
+
+_SYSTEM_PARTS["var_lagged"] = (_lagged_var_draw, _lagged_var_rollout, True)
+
+def _links(v: np.ndarray) -> np.ndarray:
+    "The additive model's link functions of `v`, stacked on a new axis 1: sin, tanh, centred square, ReLU, bump"
+    c = np.clip(v, -3.0, 3.0)
+    return np.stack([np.sin(c), np.tanh(c), (c ** 2 - 1) / 2, np.maximum(c, 0) - 0.4, 1.5 * np.exp(-c ** 2) - 0.9], 1)
+
+def _additive_draw(cfg: SimConfig):
+    "Sized draw for the nonlinear additive model: graphs, links, lags, signed sizes, self coefficients, innovations."
+    m, top = cfg.n_total, cfg.add_max_lag
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        link, lag = rngs[1].integers(0, 5, (n, m, m)), rngs[2].integers(1, top + 1, (n, m, m))
+        signed = 2 * rngs[3].random((n, m, m)) - 1
+        self_coef = cfg.add_self * rngs[4].random((n, m))
+        innovations = _innovations(rngs[5].random((n, 2)), rngs[6].random((n, top + cfg.add_burn_in + cfg.n_steps, m)))
+        return edges, link, lag, signed, self_coef, innovations
+    return draw
+
+def _additive_weights(edges: np.ndarray, signed: np.ndarray, cfg: SimConfig) -> np.ndarray:
+    "Link weights `(B, cause, effect)`: ±(0.5..1) `add_coef` / sqrt(in-degree) on the edges, else 0."
+    size = np.sign(signed) * (0.5 + 0.5 * np.abs(signed)) * cfg.add_coef
+    return edges * size / np.sqrt(np.maximum(edges.sum(1), 1))[:, None]
+
+def _additive_step(history: np.ndarray, self_coef: np.ndarray, w: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """The next values `(B, M)` before noise from `history (B, lags, M)`, most recent first
+
+    `which (B, cause, effect)` is each edge's row (lag - 1) * 5 + link of the stacked links of the history."""
+    b, top, m = history.shape
+    g = _links(history.reshape(b * top, m)).reshape(b, top * 5, m)   # [b, (lag, link), cause]
+    picked = g[np.arange(b)[:, None, None], which, np.arange(m)[None, :, None]]         # [b, cause, effect]
+    return self_coef * history[:, 0] + (w * picked).sum(1)
+
+def _additive_rollout(edges, link, lag, signed, self_coef, innovations, cfg: SimConfig) -> np.ndarray:
+    """Run the nonlinear additive model for all samples at once -> `(B, M, n_steps, 1)`
+
+    x_j(t) = self_j x_j(t-1) + Σ_i w_ij g_ij(x_i(t - lag_ij)) + noise (`_additive_step`)."""
+    w, top, which = _additive_weights(edges, signed, cfg), cfg.add_max_lag, (lag - 1) * 5 + link
+    x = np.zeros(innovations.shape, dtype=np.float64)                    # (B, time, M)
+    for t in range(top, x.shape[1]):
+        x[:, t] = _additive_step(x[:, t - top:t][:, ::-1], self_coef, w, which) + cfg.add_noise * innovations[:, t]
+    return x[:, -cfg.n_steps:].transpose(0, 2, 1)[..., None]
+
+_SYSTEM_PARTS["additive"] = (_additive_draw, _additive_rollout, True)
+
 # %% ../nbs/01_sims.ipynb #i4900015
 MIXTURE_SYSTEMS = ("springs", "kuramoto", "lorenz96_random", "var", "var_nonlinear", "fmri")
 OBSERVED_FEATURES = {"springs": (0, 1), "kuramoto": (1,), "lorenz96": (0,), "lorenz96_random": (0,), "var": (0,),
-                     "var_nonlinear": (0,), "fmri": (0,)}   # what a user records: positions, sin φ, values, BOLD
+                     "var_nonlinear": (0,), "fmri": (0,), "maps": (0,), "var_lagged": (0,), "additive": (0,)}
+# what a user records: positions, sin φ, values, BOLD
 
 def _check_range(name: str, pair, low: float, high: float | None = None):
     "`ValueError` unless `pair` is (a, b) with low <= a <= b (<= high)."
@@ -706,7 +864,7 @@ def _group_config(system: str, n: int, t: int, cfg: MixtureConfig, rng: np.rando
     if system == "var":
         others = int(np.clip(round(degree), 1, n - 1))
         return SimConfig(system, n_nodes=n, n_steps=t, var_sparsity=(others + 1.5) / n), 1.0
-    if system == "var_nonlinear":
+    if system in ("var_nonlinear", "maps", "var_lagged", "additive"):   # discrete in time: one step is one lag
         return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density), 1.0
     tr = 0.1 * max(1, round(15 * scale))                                   # fmri: 1.5 s x scale, whole 0.1 s steps
     return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, fmri_tr=tr, fmri_noise=0.0), tr
