@@ -9,7 +9,7 @@ import json
 
 import torch
 
-from acd_nb.sims import MixtureConfig
+from acd_nb.sims import MIXTURE_SYSTEMS, MixtureConfig
 from acd_nb.train import train_mixture
 
 # the shipped model's mixture (all systems, N 3-30); 30% of its recordings clean (no noise, no gaps), where the spring
@@ -28,9 +28,10 @@ if __name__ == "__main__":
     p.add_argument("--valid-groups", type=int, default=48)
     p.add_argument("--init", help="a checkpoint a new run starts from (a model trained on another mixture)")
     p.add_argument("--lr", type=float, help="learning rate of a new run (default: GENERAL_TRAIN's)")
+    p.add_argument("--systems", default=",".join(MIXTURE_SYSTEMS), help="the mixture's systems, comma-separated")
     args = p.parse_args()
     torch.set_num_threads(1)
-    res = train_mixture(args.out, MixtureConfig(**MIXTURE), n_groups=args.groups, n_valid_groups=args.valid_groups,
+    res = train_mixture(args.out, MixtureConfig(**MIXTURE, systems=tuple(args.systems.split(","))), n_groups=args.groups, n_valid_groups=args.valid_groups,
                         max_steps=MAX_STEPS, cache_dir=args.cache, init=args.init,
                         train={"minutes": args.minutes, "edge_loss": args.edge_loss, "progress": False,
                                **({"lr": args.lr} if args.lr else {})})

@@ -5,6 +5,9 @@ copy them to `<out_dir>/loo/<system>` and run it with `loo_minutes` no larger th
 scores them without training on.
 
     python tools/train_loo.py --out _reports/cpu/exp_general/loo --minutes 6 --device cuda --threads 2
+
+`--model` names the general model whose mixture and recipe they follow (a shipped name, or a model or run folder,
+as the notebook's `model` parameter): a run still training gives the models its successor will be scored with.
 """
 import argparse
 import json
@@ -17,13 +20,14 @@ from pathlib import Path
 GROUPS, VALID_GROUPS = 600, 48  # exp_general's `cpu` scale: loo_groups, loo_valid_groups
 
 
-def train_one(out: Path, system: str, minutes: float, device: str, threads: int, groups: int, valid_groups: int):
+def train_one(out: Path, model: str, system: str, minutes: float, device: str, threads: int, groups: int,
+              valid_groups: int):
     "One leave-one-out model in this process, as exp_general's (b) trains it."
     import torch
 
     from acd_nb.train import train_mixture
     torch.set_num_threads(threads)
-    general, mixture = general_mixture()
+    general, mixture = general_mixture(model)
     mix = general.info["data"]
     train = {k: v for k, v in (general.info["meta"].get("train") or {}).items() if k in ("edge_loss", "lr", "batch_size")}
     run = train_mixture(out / system, mixture, n_groups=groups, n_valid_groups=valid_groups, max_steps=mix["max_steps"],
@@ -35,10 +39,10 @@ def train_one(out: Path, system: str, minutes: float, device: str, threads: int,
 
 
 def main():
-    from acd_nb.sims import MIXTURE_SYSTEMS
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, default=Path("_reports/cpu/exp_general/loo"))
-    p.add_argument("--systems", nargs="*", default=list(MIXTURE_SYSTEMS))
+    p.add_argument("--model", default="general", help="the general model whose mixture they leave systems out of")
+    p.add_argument("--systems", nargs="*", help="systems left out, one model each (default: every system of the mixture)")
     p.add_argument("--minutes", type=float, default=12.0, help="each model's training budget (a resumed run's included)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1, help="torch threads per process")
@@ -48,15 +52,17 @@ def main():
     p.add_argument("--one", help=argparse.SUPPRESS)  # a child process: train this system
     args = p.parse_args()
     if args.one:
-        return train_one(args.out, args.one, args.minutes, args.device, args.threads, args.groups, args.valid_groups)
-    unknown = sorted(set(args.systems) - set(MIXTURE_SYSTEMS))
-    if unknown: sys.exit(f"train_loo: unknown systems {unknown}; the mixture's are {list(MIXTURE_SYSTEMS)}")
+        return train_one(args.out, args.model, args.one, args.minutes, args.device, args.threads, args.groups, args.valid_groups)
+    systems = general_mixture(args.model)[1].systems
+    args.systems = args.systems or list(systems)
+    unknown = sorted(set(args.systems) - set(systems))
+    if unknown: sys.exit(f"train_loo: unknown systems {unknown}; the mixture's are {list(systems)}")
     # the cached mixture is simulated once, before the processes that read it start
     tic = time.perf_counter()
-    simulate_groups(args.out, args.groups, args.valid_groups, args.sim_workers)
+    simulate_groups(args.out, args.model, args.groups, args.valid_groups, args.sim_workers)
     print(f"mixture ready in {args.out / 'data'} ({time.perf_counter() - tic:.0f} s)", flush=True)
     start = time.perf_counter()
-    common = ["--out", str(args.out), "--minutes", str(args.minutes), "--device", args.device,
+    common = ["--out", str(args.out), "--model", args.model, "--minutes", str(args.minutes), "--device", args.device,
               "--threads", str(args.threads), "--groups", str(args.groups), "--valid-groups", str(args.valid_groups)]
     children = [subprocess.Popen([sys.executable, __file__, "--one", s, *common]) for s in args.systems]
     codes = [c.wait() for c in children]
@@ -64,19 +70,19 @@ def main():
     if any(codes): sys.exit(1)
 
 
-def general_mixture():
-    "The shipped general model and the `MixtureConfig` it was trained on."
+def general_mixture(model: str = "general"):
+    "The general model `model` (a shipped name, a model or run folder) and the `MixtureConfig` it was trained on."
     from acd_nb.pretrained import load_model
     from acd_nb.sims import MixtureConfig
-    general = load_model("general")
+    general = load_model(model)
     mixture = {k: tuple(v) if isinstance(v, list) else v for k, v in general.info["data"]["mixture"].items()}
     return general, MixtureConfig(**mixture)
 
 
-def simulate_groups(out: Path, groups: int, valid_groups: int, workers: int):
+def simulate_groups(out: Path, model: str, groups: int, valid_groups: int, workers: int):
     "The mixture's training and validation groups (train_mixture's default seeds 0 and 1) cached in `out/data`."
     from acd_nb.train import mixture_groups
-    mixture = general_mixture()[1]
+    mixture = general_mixture(model)[1]
     mixture_groups(mixture, groups, 0, out / "data", workers=workers)
     mixture_groups(mixture, valid_groups, 1, out / "data", workers=workers)
 
