@@ -56,7 +56,10 @@ if __name__ == "__main__":
                     + ([f"adapted to NetSim without labels: zero-shot {a['zero_shot']:.3f}, Enc+TTA {a['enc+tta']:.3f} "
                         f"({a['tta_steps']} steps, {a['seconds']['enc+tta'] / a['subjects']:.2f} s per subject), fine-tuned "
                         f"with the ELBO alone {a['fine_tuned']:.3f} ({a['seconds']['fine_tuning']:.0f} s)"]
-                       if (a := r.get("adaptation")) else []))
+                       if (a := r.get("adaptation")) else [])
+                    + [f"adapted without labels to a collection of {s} recordings: zero-shot {a['zero_shot']:.3f}, Enc+TTA "
+                       f"{a['enc+tta']:.3f}, fine-tuned with the ELBO alone {a['fine_tuned']:.3f} "
+                       f"({a['seconds']['fine_tuning']:.0f} s)" for s, a in r.get("foreign_adaptation", {}).items()])
     folder = export_pretrained(args.run, "general", card_extra={"test": test}, dest=args.dest, overwrite=True)
     size = (folder / "model.pt").stat().st_size
     print(folder, f"model.pt {size / 1e3:.0f} kB", json.dumps({m: test[m]["auroc"] for m in ("enc", "enc+tta")}))
