@@ -2,8 +2,9 @@
 Kuramoto oscillators) with directed causal graphs, plus observation noise, a hidden temperature,
 unobserved particles and a plotting helper for trajectories and (inferred) causal graphs; and the
 Lorenz-96 and sparse VAR(3) benchmarks of the neural Granger baselines' own papers; Lorenz-96 on
-random graphs, a nonlinear VAR and an fMRI-like network, and a seeded training mixture of all of
-them over any number of series.
+random graphs, a nonlinear VAR, an fMRI-like network, coupled chaotic maps, a VAR with a lag per
+edge and a nonlinear additive model, and a seeded training mixture of all of them over any number
+of series.
 
 Docs: https://acd-nb.github.io/acd_nb/sims.html.md"""
 
