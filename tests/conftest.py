@@ -6,7 +6,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-sys.path.insert(0, str(ROOT / "tools"))  # build_docs, make_reports
+sys.path.insert(0, str(ROOT / "tools"))  # build_docs, make_reports, decoder_graph_check
 
 
 @pytest.fixture(autouse=True)
