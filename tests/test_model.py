@@ -1,4 +1,5 @@
 "End-to-end checks of the model issue that take more than a notebook example should."
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +24,17 @@ def test_package_imports_without_warnings():
     modules = sorted(p.stem for p in (Path(__file__).parents[1] / "acd_nb").glob("[a-z]*.py"))
     code = "; ".join(f"import acd_nb.{m}" for m in modules)
     subprocess.run([sys.executable, "-W", "error", "-c", code], check=True)
+
+
+def test_stats_encoder_reads_150_series_on_two_threads():
+    "The general model's encoder finishes for 150 series with two torch threads (MKL's batched LU stopped there)"
+    code = ("import torch; torch.set_num_threads(2)\n"
+            "from acd_nb.encoders import PairStatsEncoder\n"
+            "logits = PairStatsEncoder(n_features=1, hidden=8)(torch.randn(2, 150, 40, 1))\n"
+            "assert torch.isfinite(logits).all(); print('finished')")
+    try:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,
+                             env={**os.environ, "OMP_NUM_THREADS": "2"})
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the encoder did not finish 150 series in 180 s on two threads") from None
+    assert run.returncode == 0 and "finished" in run.stdout, run.stderr[-2000:]
