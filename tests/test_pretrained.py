@@ -72,3 +72,19 @@ def test_decoder_graph_check_finds_the_true_graph_lowest_for_the_springs_model()
     assert set(nll) == {"true", "full", "empty"}
     # measured: true 1.0e4, full 1.2e6, empty 6.6e5 per node
     assert nll["true"] < 0.1 * min(nll["full"], nll["empty"])
+
+
+@pytest.mark.skipif("general" not in SHIPPED, reason="the general model is not shipped")
+def test_general_model_says_when_a_recording_has_more_series_than_it_was_tested_on():
+    import numpy as np
+    from acd_nb.pretrained import prepare_series
+    general, rng = load_model("general"), np.random.default_rng(0)
+    low, high = general.info["data"]["mixture"]["n_nodes"]
+    tested = max(general.info["meta"]["test"]["n_nodes"])
+    _, notes = prepare_series(general, rng.normal(size=(1, tested, 60, 1)))
+    assert f"model 'general' was trained on {low} to {high} series and input has {tested}: its card gives its AUROC up to " \
+           f"{tested} series" in notes
+    _, notes = prepare_series(general, rng.normal(size=(1, tested + 1, 60, 1)))
+    assert any(n.startswith("warning: ") and f"more than the {tested} it was tested on" in n for n in notes), notes
+    _, notes = prepare_series(general, rng.normal(size=(1, high, 60, 1)))
+    assert not any("was trained on" in n for n in notes), notes
