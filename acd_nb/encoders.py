@@ -17,7 +17,7 @@ from .nn import MLP, EdgeMLP, edge2node, init_linear, offdiag_pair_sum, pair_ind
 from .sims import kuramoto_phases
 
 # %% auto #0
-__all__ = ['MLPEncoder', 'CNNEncoder', 'granger_wald', 'spd_inverse', 'laplacian_wald', 'phase_wald', 'PairStatsEncoder']
+__all__ = ['MLPEncoder', 'CNNEncoder', 'spd_inverse', 'granger_wald', 'laplacian_wald', 'phase_wald', 'PairStatsEncoder']
 
 # %% ../nbs/11_encoders.ipynb #521fad3b
 def _logits_fp32(fc: nn.Linear, x: torch.Tensor) -> torch.Tensor:
@@ -108,6 +108,15 @@ def _standardise_time(x: torch.Tensor) -> torch.Tensor:
     x = x - x.mean(2, keepdim=True)
     return x / (x.std(2, keepdim=True) + 1e-6)
 
+def spd_inverse(m: torch.Tensor) -> torch.Tensor:
+    """Inverse of symmetric positive definite matrices `(..., n, n)`
+
+    From 128 rows on by Cholesky: MKL's batched LU (`torch.linalg.inv`, `solve`) stops on matrices of 150 rows or
+    more when torch runs more than one thread. Smaller ones by LU, as the general model's reported figures were
+    computed (Cholesky rounds differently, by up to 1e-4 in AUROC at N = 50)."""
+    if m.shape[-1] < 128: return torch.linalg.inv(m)
+    return torch.cholesky_inverse(torch.linalg.cholesky(m))
+
 def granger_wald(u: torch.Tensor, target: torch.Tensor, lags: int = 2, ridge: float = 0.05) -> torch.Tensor:
     """Conditional linear Granger statistic of every ordered pair from one ridge VAR per sample: `(B, N, N)`
 
@@ -127,17 +136,8 @@ def granger_wald(u: torch.Tensor, target: torch.Tensor, lags: int = 2, ridge: fl
     idx = torch.arange(n, device=z.device)
     cov_blocks = torch.cholesky_inverse(chol).reshape(b, n, q, n, q)[:, idx, :, idx].transpose(0, 1)  # (B, N, q, q)
     beta = beta.reshape(b, n, q, n, fd)
-    wald = torch.einsum("biqjf,biqp,bipjf->bij", beta, torch.linalg.inv(cov_blocks), beta)
+    wald = torch.einsum("biqjf,biqp,bipjf->bij", beta, spd_inverse(cov_blocks), beta)
     return wald * r / resid[:, None, :] / (q * fd)
-
-def spd_inverse(m: torch.Tensor) -> torch.Tensor:
-    """Inverse of symmetric positive definite matrices `(..., n, n)`
-
-    From 128 rows on by Cholesky: MKL's batched LU (`torch.linalg.inv`, `solve`) stops on matrices of 150 rows or
-    more when torch runs more than one thread. Smaller ones by LU, as the general model's reported figures were
-    computed (Cholesky rounds differently, by up to 1e-4 in AUROC at N = 50)."""
-    if m.shape[-1] < 128: return torch.linalg.inv(m)
-    return torch.cholesky_inverse(torch.linalg.cholesky(m))
 
 def laplacian_wald(x: torch.Tensor, horizons: tuple[int, ...] = (1, 3), ridge: float = 1e-3) -> torch.Tensor:
     """Evidence of spring-like coupling of every ordered pair: squared t statistics `(B, N, N, H)`

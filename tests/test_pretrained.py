@@ -1,12 +1,14 @@
 "The models shipped in acd_nb/pretrained_models/ reproduce their model cards on fresh data; exp_pretrained writes cards at ci scale."
 import json
 
+import numpy as np
 import papermill as pm
 import pytest
 
 from acd_nb.infer import infer
 from acd_nb.metrics import edge_auroc
-from acd_nb.pretrained import list_pretrained, load_model, load_pretrained, pretrained_dir, simulate_test_set
+from acd_nb.pretrained import (list_pretrained, load_model, load_pretrained, prepare_series, pretrained_dir,
+                               simulate_test_set)
 from conftest import ROOT
 
 SHIPPED = list_pretrained()
@@ -76,8 +78,6 @@ def test_decoder_graph_check_finds_the_true_graph_lowest_for_the_springs_model()
 
 @pytest.mark.skipif("general" not in SHIPPED, reason="the general model is not shipped")
 def test_general_model_says_when_a_recording_has_more_series_than_it_was_tested_on():
-    import numpy as np
-    from acd_nb.pretrained import prepare_series
     general, rng = load_model("general"), np.random.default_rng(0)
     low, high = general.info["data"]["mixture"]["n_nodes"]
     tested = max(general.info["meta"]["test"]["n_nodes"])
