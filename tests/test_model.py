@@ -28,14 +28,16 @@ def test_package_imports_without_warnings():
 
 def test_stats_encoder_reads_150_series_on_two_threads():
     """The general model's spring and phase statistics finish for 150 series with two torch threads (MKL's batched LU
-    stopped there); short recordings, since their cost grows with T and the size of their matrices does not"""
+    stopped there); short recordings, since their cost grows with T and the size of their matrices does not. Its
+    threads sleep at barriers instead of spinning (passive wait): beside the other pytest worker, spinning made them
+    7x slower; the old hang shows with either policy"""
     code = ("import torch; torch.set_num_threads(2)\n"
             "from acd_nb.encoders import laplacian_wald, phase_wald\n"
             "x = torch.randn(2, 150, 12, 1)\n"
             "assert torch.isfinite(laplacian_wald(x)).all() and torch.isfinite(phase_wald(x)).all(); print('finished')")
     try:
         run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,
-                             env={**os.environ, "OMP_NUM_THREADS": "2"})
+                             env={**os.environ, "OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"})
     except subprocess.TimeoutExpired:
         raise AssertionError("the statistics did not finish 150 series in 180 s on two threads") from None
     assert run.returncode == 0 and "finished" in run.stdout, run.stderr[-2000:]
