@@ -115,7 +115,7 @@ SELECT_CHOICES = ("loss", "auroc")  # `acd train --select`, as `acd_nb.train.SEL
 def _add_recordings_options(train):
     "The options of `acd train --data` on a user's recordings (not a dataset folder of `acd simulate`)"
     rec = train.add_argument_group("a user's recordings (--data: files or a folder of .csv/.npy/.npz, no labels)")
-    rec.add_argument("--time-column", help="name of a CSV time column to drop (checked to increase)")
+    rec.add_argument("--time-column", help="name of a CSV time column to drop: numbers, or dates and times (checked to increase)")
     rec.add_argument("--window", type=_number(2, kind=int), help="time steps per training window (default: the preset's, 49)")
     rec.add_argument("--stride", type=_number(1, kind=int), help="steps between the windows cut from a recording (default: half a window)")
     rec.add_argument("--hold-out", default="0.2",
@@ -153,7 +153,7 @@ def _add_infer(sub):
     inf.add_argument("--input", required=True, nargs="+",
                      help=".csv (rows = time steps, columns = series), .npy or .npz "
                      "files, one sample each (an .npy/.npz may hold several), or one folder of .csv files")
-    inf.add_argument("--time-column", help="name of a CSV time column to drop (checked to increase)")
+    inf.add_argument("--time-column", help="name of a CSV time column to drop: numbers, or dates and times (checked to increase)")
     inf.add_argument("--out", required=True, help="output folder for <sample>_edges.csv and <sample>_graph.png: "
                      "new, empty, or one `acd infer` wrote (its earlier outputs are replaced)")
     inf.add_argument("--no-figures", action="store_true",

@@ -76,16 +76,34 @@ def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
         return None
     return series, features
 
+def _clock(column: pd.Series) -> np.ndarray | None:
+    """A time column's values as numbers: numbers as they are, dates and times (text such as `2020-01-31 12:00`, any
+    time zone) as nanoseconds since 1970 in UTC; None when it holds neither"""
+    if pd.api.types.is_bool_dtype(column): return None
+    if pd.api.types.is_numeric_dtype(column): return column.to_numpy(dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas warns when it parses each date on its own (format="mixed")
+        try: dates = pd.to_datetime(column, utc=True, format="mixed")
+        except (ValueError, TypeError, OverflowError): return None
+    if dates.isna().any(): return None
+    return dates.dt.tz_convert(None).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+
 def _check_clock(df: pd.DataFrame, source: str):
-    """Refuse a column named like the time (`TIME_NAMES`) that increases every row: without `time_column` it would be
-    read as a series (or, beside `<series>.<feature>` columns, turn them all into single-feature series)"""
+    """Refuse a column that looks like the time: numbers that increase every row in a column named like the time
+    (`TIME_NAMES`), or dates and times that increase every row under any name. Without `time_column` it would be read
+    as a series (or, beside `<series>.<feature>` columns, turn them all into single-feature series), or refused as
+    text without saying what it is"""
     for c in df.columns:
-        if str(c).strip().lower() not in TIME_NAMES or not pd.api.types.is_numeric_dtype(df[c]): continue
-        if len(df) > 1 and (np.diff(df[c].to_numpy(dtype=np.float64)) > 0).all():
+        numeric = pd.api.types.is_numeric_dtype(df[c])
+        if numeric and str(c).strip().lower() not in TIME_NAMES: continue
+        clock = _clock(df[c])
+        if clock is not None and len(df) > 1 and (np.diff(clock) > 0).all():
             rest = [str(k) for k in df.columns if k != c]
             beside = " beside the <series>.<feature> columns" if _feature_grid(rest) else ""
-            raise ValueError(f"{source}: column {str(c)!r}{beside} looks like the time (it increases every row): pass "
-                             f"--time-column {c} (time_column={str(c)!r}) to drop it, or rename it if it is a series")
+            what = "increases every row" if numeric else "holds dates or times that increase every row"
+            series = ", or rename it if it is a series" if numeric else ""  # dates cannot be one
+            raise ValueError(f"{source}: column {str(c)!r}{beside} looks like the time (it {what}): pass "
+                             f"--time-column {c} (time_column={str(c)!r}) to drop it{series}")
 
 def _table_to_array(df: pd.DataFrame, source: str,
                     time_column: str | None) -> tuple[np.ndarray, list[str], list[str] | None]:
@@ -96,9 +114,10 @@ def _table_to_array(df: pd.DataFrame, source: str,
     if time_column is not None:
         if time_column not in df.columns:
             raise ValueError(f"{source} has no time column {time_column!r}; columns are {list(df.columns)}")
-        t = df[time_column]
-        if not pd.api.types.is_numeric_dtype(t) or not (np.diff(t.to_numpy()) > 0).all():
-            raise ValueError(f"{source}: time column {time_column!r} must be numeric and strictly increasing")
+        clock = _clock(df[time_column])
+        if clock is None or not (np.diff(clock) > 0).all():
+            raise ValueError(f"{source}: time column {time_column!r} must hold numbers, or dates and times, "
+                             "strictly increasing from row to row")
         df = df.drop(columns=[time_column])
     else: _check_clock(df, source)
     bad = [str(c) for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
