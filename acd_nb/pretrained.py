@@ -366,6 +366,10 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
                      f"warning: {trained}, more than the {tested} it was tested on: its graphs for so many series are "
                      f"untested (the statistics it reads lose power as the series approach the {cfg.max_window or t} steps it "
                      "reads at once; longer recordings help)")
+    if mixed_nodes is not None and n < mixed_nodes[0]:
+        notes.append(f"model {loaded.name!r} was trained on {mixed_nodes[0]} to {mixed_nodes[1]} series and {name} has "
+                     f"{n}, fewer than it saw: its weights are shared over all pairs of series, but its card does not "
+                     "cover this count")
     if general: return standardise_samples(x), notes  # no stored units to compare with
     scaled = loaded.normalizer.transform(x).astype(np.float32)
     peak = float(np.nanmax(np.abs(scaled)))
