@@ -137,7 +137,9 @@ def _add_model_args(p):
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", help="run folder written by `acd train`, or a model folder")
     which.add_argument("--pretrained", help="name of a model shipped with acd_nb (e.g. springs, kuramoto)")
-    p.add_argument("--method", default="enc", choices=("enc", "tta", "enc+tta"))
+    p.add_argument("--method", choices=("enc", "tta", "enc+tta"),
+                   help="how each graph is read (default enc); with --shared: tta (default), the decoder and one q(z) "
+                   "fitted, or enc, the encoder's edge probabilities averaged over the recordings")
     p.add_argument("--tta-steps", type=_number(1, MAX_TTA_STEPS, kind=int),
                    help=f"TTA iterations, at most {MAX_TTA_STEPS} (default 1000)")
     p.add_argument("--tta-lr", type=_number(0, above=True), help="TTA learning rate (default 0.1)")
@@ -161,8 +163,9 @@ def _add_infer(sub):
     inf.add_argument("--stride", type=int, help="steps between the windows in which an MLP encoder reads a recording "
                      "longer than its window (default: half the window; at most the window)")
     inf.add_argument("--shared", action="store_true", help="one graph for the whole collection, which shares it: the "
-                     "decoder and one q(z) fitted to all recordings (the paper's Netsim protocol); --joint-steps, "
-                     "--joint-lr, --tta-steps, --tta-lr, --batch-size, --step-window, --restarts, --from-scratch, --seed")
+                     "decoder and one q(z) fitted to all recordings (the paper's Netsim protocol; --joint-steps, "
+                     "--joint-lr, --tta-steps, --tta-lr, --batch-size, --step-window, --restarts, --from-scratch, "
+                     "--seed), or with --method enc the encoder's edge probabilities averaged over them (no fitting)")
     inf.add_argument("--joint-steps", type=_number(1, MAX_TTA_STEPS, kind=int),
                      help="with --shared: steps fitting the decoder and the shared q(z) together (default 500), "
                      "before --tta-steps of q(z) alone (default 200, at --tta-lr, default 0.01)")
@@ -279,6 +282,7 @@ def _infer(args):
     from acd_nb.pretrained import load_model
     loaded = load_model(_model_source(args))
     if args.shared: return _infer_shared(args, loaded)
+    args.method = args.method or "enc"
     unused = [f"--{k.replace('_', '-')}" for k in SHARED_ONLY if getattr(args, k) not in (None, False)]
     if unused: raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to --shared (one graph "
                                 "for the collection)")
@@ -291,7 +295,7 @@ def _infer(args):
 
 def _evaluate(args):
     from acd_nb.commands import evaluate_run, format_evaluation
-    res = evaluate_run(_model_source(args), args.method, args.tta_steps, args.tta_lr, args.data, args.n_samples,
+    res = evaluate_run(_model_source(args), args.method or "enc", args.tta_steps, args.tta_lr, args.data, args.n_samples,
                        args.seed)
     print(f"model {res['model']}, method {res['method']}, {res['data']}:")
     print(format_evaluation(res))
@@ -335,6 +339,16 @@ SHARED_ONLY = ("joint_steps", "joint_lr", "batch_size", "step_window", "restarts
 
 def _infer_shared(args, loaded):
     from acd_nb.commands import SHARED_BATCH, infer_shared
+    method = args.method or "tta"
+    if method == "enc+tta":
+        raise ValueError("--shared reads one graph with --method tta (the decoder and one q(z) fitted, the default) or "
+                         "enc (the encoder's edge probabilities averaged over the recordings); enc+tta reads each recording")
+    if method == "enc":
+        unused = [f"--{k.replace('_', '-')}" for k in (*SHARED_ONLY, "tta_steps", "tta_lr") if getattr(args, k) not in (None, False)]
+        if unused: raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to --shared with "
+                                    "--method tta (the fitted graph); --method enc fits nothing")
+        infer_shared(loaded, args.input, args.out, args.time_column, method="enc", progress=sys.stderr.isatty())
+        return
     batch_size = SHARED_BATCH if args.batch_size is None else args.batch_size or None
     infer_shared(loaded, args.input, args.out, args.time_column, joint_steps=args.joint_steps, tta_steps=args.tta_steps,
                  tta_lr=args.tta_lr, joint_lr=args.joint_lr, batch_size=batch_size, step_window=args.step_window,

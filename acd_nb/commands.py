@@ -39,12 +39,12 @@ from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
 
 # %% auto #0
 __all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DRAWING_MAX_NODES', 'RECORDING_ERRORS',
-           'SHARED_JOINT', 'SHARED_TTA', 'SHARED_BATCH', 'RESTART_STRIDE', 'PAPER_AUROC', 'evaluate_model',
-           'format_evaluation', 'every_series_seen', 'evaluation_data', 'evaluate_run', 'mark_written', 'read_marker',
-           'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write', 'refuse_root_or_home',
-           'check_out_folder', 'claim_out_folder', 'refuse_unobserved', 'simulate_dataset', 'train_on_folder',
-           'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed', 'save_figure',
-           'infer_files', 'infer_shared', 'run_demo']
+           'SHARED_JOINT', 'SHARED_TTA', 'SHARED_BATCH', 'RESTART_STRIDE', 'SHARED_METHODS', 'PAPER_AUROC',
+           'evaluate_model', 'format_evaluation', 'every_series_seen', 'evaluation_data', 'evaluate_run',
+           'mark_written', 'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
+           'refuse_root_or_home', 'check_out_folder', 'claim_out_folder', 'refuse_unobserved', 'simulate_dataset',
+           'train_on_folder', 'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed',
+           'save_figure', 'infer_files', 'infer_shared', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -762,6 +762,7 @@ SHARED_JOINT = dict(steps=500, lr=1e-3)  # `acd infer --shared`: decoder and the
 SHARED_TTA = dict(steps=200, lr=0.01)    # then q(z) alone through the fitted decoder (the paper's Netsim rate)
 SHARED_BATCH = 16                        # windows per step of both phases
 RESTART_STRIDE = 1000                    # fit k of `infer_shared(..., seed=s, restarts=r)` is drawn from seed s + 1000 k
+SHARED_METHODS = ("tta", "enc")          # `infer_shared`: the paper's fit, or the encoder's probabilities averaged
 
 def _shared_nll(model, x, logits, observed, chunk: int = 512) -> float:
     "Prediction NLL of windows `x` under the shared `logits` (soft samples, as fitted), averaged over all windows"
@@ -776,20 +777,30 @@ def _shared_nll(model, x, logits, observed, chunk: int = 512) -> float:
 def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None = None, joint_steps: int | None = None,
                  tta_steps: int | None = None, tta_lr: float | None = None, batch_size: int | None = SHARED_BATCH,
                  seed: int = 0, progress: bool = False, verbose: bool = True, joint_lr: float | None = None,
-                 step_window: int | None = None, restarts: int = 1, from_scratch: bool = False) -> dict:
-    """One graph for a collection that shares it (the paper's Netsim protocol): decoder and one q(z) fitted to all
+                 step_window: int | None = None, restarts: int = 1, from_scratch: bool = False,
+                 method: str = "tta") -> dict:
+    """One graph for a collection that shares it: decoder and one q(z) fitted to all (`method="tta"`, the paper's
+    Netsim protocol), or the encoder's edge probabilities of each recording averaged over them (`method="enc"`)
 
     The recordings (`acd_nb.recordings.read_recordings`: files, a folder, arrays or DataFrames) are scaled for `loaded`
     (`prepare_series`) and cut into windows of its `infer_steps`; `acd_nb.infer.tta` with `shared=True,
     train_decoder=True` fits the decoder and the shared edge logits together for `joint_steps` at `joint_lr`, then the
     logits alone for `tta_steps` at `tta_lr`, each step on `batch_size` random windows (None: all) cropped to
     `step_window` random consecutive steps (None: whole). `from_scratch`: a freshly initialised model of `loaded`'s
-    architecture; `restarts`: fits from seeds `seed + RESTART_STRIDE * k`, the lowest-NLL one written. Writes
+    architecture; `restarts`: fits from seeds `seed + RESTART_STRIDE * k`, the lowest-NLL one written. With
+    `method="enc"` nothing is fitted: each recording is read as `infer_files` reads it (`acd_nb.infer.infer`, longer
+    ones in windows), every recording weighs the same, and the fitting options must stay unset. Writes
     `collection_edges.csv` and `summary.json` (with every fit under `fits`) to `out_dir`."""
     import copy
     import torch
     from acd_nb.infer import split_observed, tta
     from acd_nb.recordings import _windows, read_recordings
+    if method not in SHARED_METHODS: raise ValueError(f"method must be one of {SHARED_METHODS}, got {method!r}")
+    fitting = dict(joint_steps=joint_steps, joint_lr=joint_lr, tta_steps=tta_steps, tta_lr=tta_lr, step_window=step_window,
+                   restarts=None if restarts == 1 else restarts, from_scratch=from_scratch or None)
+    if method == "enc" and any(v is not None for v in fitting.values()):
+        unused = [k for k, v in fitting.items() if v is not None]
+        raise ValueError(f"{', '.join(unused)} set how the graph is fitted (method='tta'); method='enc' fits nothing")
     joint_steps = SHARED_JOINT["steps"] if joint_steps is None else int(joint_steps)
     joint_lr = SHARED_JOINT["lr"] if joint_lr is None else float(joint_lr)
     tta_steps = SHARED_TTA["steps"] if tta_steps is None else int(tta_steps)
@@ -813,6 +824,10 @@ def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None =
     for source, r in zip(recs.sources, recs.series):
         x, found = prepare_series(loaded, r[None], name=Path(source).name, feature_names=recs.feature_names)
         scaled.append(x[0]); notes += found
+    if method == "enc": return _write_collection(out, _encoder_mean(loaded, scaled, progress), recs, verbose,
+                                                 {"model": loaded.name, "method": "encoder_mean", "names": recs.names,
+                                                  "recordings": recs.sources, "notes": list(dict.fromkeys(notes))},
+                                                 f"the encoder's edge probabilities of {len(scaled)} recording(s) averaged")
     device = next(loaded.model.parameters()).device
     x, observed = split_observed(_windows(scaled, window, window), device)
     batch = None if batch_size is None else min(int(batch_size), len(x))
@@ -834,23 +849,40 @@ def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None =
                      "edge_probs": model.edge_probs(logits)[0].cpu().numpy().tolist(),
                      "joint_edge_probs": model.edge_probs(joint)[0].cpu().numpy().tolist()})
     kept = min(fits, key=lambda f: f["nll"])
-    probs = np.array(kept["edge_probs"])
+    summary = {"model": loaded.name, "method": "shared", "joint_steps": joint_steps, "joint_lr": joint_lr,
+               "tta_steps": tta_steps, "tta_lr": tta_lr, "batch_size": len(x) if batch is None else batch, "step_window": step_window,
+               "from_scratch": bool(from_scratch), "restarts": int(restarts), "kept_seed": kept["seed"],
+               "nll": kept["nll"], "names": recs.names, "recordings": recs.sources, "windows": len(x),
+               "window": window, "notes": list(dict.fromkeys(notes)), "fits": fits}
+    chosen = f"; kept fit {kept['seed']} of {len(fits)} (lowest NLL)" if len(fits) > 1 else ""
+    return _write_collection(out, np.array(kept["edge_probs"]), recs, verbose, summary,
+                             f"{len(x)} windows of {window} steps{chosen}")
+
+def _encoder_mean(loaded: LoadedModel, scaled: list, progress: bool) -> np.ndarray:
+    """The mean over recordings `(N, T_r, D)` (each at its own length) of the encoder's edge probabilities `(N, N)`
+
+    Recordings of one length are read as one batch."""
+    from acd_nb.infer import infer
+    lengths = {}
+    for k, r in enumerate(scaled): lengths.setdefault(r.shape, []).append(k)
+    n = scaled[0].shape[0]
+    probs = np.empty((len(scaled), n, n))
+    for ks in lengths.values():
+        probs[ks] = infer(loaded.model, np.stack([scaled[k] for k in ks]), "enc", progress=progress).numpy()
+    return probs.mean(0)
+
+def _write_collection(out: Path, probs: np.ndarray, recs, verbose: bool, summary: dict, how: str) -> dict:
+    "Write one graph `probs (N, N)` of the collection `recs`: `collection_edges.csv` and `summary.json`"
     planned = ["summary.json", "collection_edges.csv"]
     with claim_out_folder(out, "infer", planned):
         likely = _write_sample(out, "collection", probs, recs.names, "", figures=False)
-        summary = {"model": loaded.name, "method": "shared", "joint_steps": joint_steps, "joint_lr": joint_lr,
-                   "tta_steps": tta_steps, "tta_lr": tta_lr, "batch_size": len(x) if batch is None else batch, "step_window": step_window,
-                   "from_scratch": bool(from_scratch), "restarts": int(restarts), "kept_seed": kept["seed"],
-                   "nll": kept["nll"], "names": recs.names, "recordings": recs.sources, "windows": len(x),
-                   "window": window, "notes": list(dict.fromkeys(notes)),
-                   "edges_csv": str(out / "collection_edges.csv"), "likely_edges": likely, "fits": fits}
+        summary = {**summary, "edges_csv": str(out / "collection_edges.csv"), "likely_edges": likely}
         write_json(out / "summary.json", summary)
         remove_earlier_outputs(out, planned)
         mark_written(out, "infer", planned)
     if verbose:
         shown = ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:8])
-        chosen = f"; kept fit {kept['seed']} of {len(fits)} (lowest NLL)" if len(fits) > 1 else ""
-        print(f"one graph for {len(recs.series)} recording(s) ({len(x)} windows of {window} steps{chosen}): "
+        print(f"one graph for {len(recs.series)} recording(s) ({how}): "
               f"{len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / 'collection_edges.csv'}]")
     return summary
 

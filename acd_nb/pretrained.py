@@ -315,7 +315,8 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
     cfg = loaded.model.cfg
     if t < max(loaded.min_steps, 3):  # first: too few rows also hide the features derived from them
         need = (f"at least {cfg.n_steps} time steps (its MLP encoder reads {cfg.n_steps} at once; longer recordings "
-                "are read in windows)" if cfg.encoder == "mlp" else f"at least {loaded.min_steps} time steps (CNN encoder)")
+                "are read in windows)" if cfg.encoder == "mlp" else
+                f"at least {loaded.min_steps} time steps (the fewest its {type(loaded.model.encoder).__name__} reads)")
         raise ValueError(f"{name} has {t} time step{'s' * (t != 1)} but model {loaded.name!r} needs {need}")
     missing = np.isnan(x)
     if missing.any():

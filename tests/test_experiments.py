@@ -145,6 +145,8 @@ def test_exp_general_zero_shot(tmp_path):
     # the shipped springs model on positions alone (velocities derived), 5 series as it was trained: near 1
     assert res["table"]["springs"]["5"]["shipped springs"] > 0.9
     assert 0 <= res["netsim"]["general"] <= 1 and res["netsim"]["subjects"] == 5
+    assert set(res["netsim"]["collection"]) == {"5 subjects", "all subjects"}  # one graph per collection (5 subjects)
+    assert res["netsim"]["collection"]["5 subjects"] == res["netsim"]["collection"]["all subjects"]
     assert set(res["left_out"]) == {"var"} and 0 <= res["left_out"]["var"]["left out"] <= 1
     assert res["adaptation"]["fine_tuning_epochs"] >= 1 and res["adaptation"]["seconds"]["fine_tuning"] > 0
     assert_claims(res, ["general.springs_n10", "general.kuramoto_n10", "general.springs_n30", "general.kuramoto_n30",

@@ -314,6 +314,27 @@ def test_one_graph_for_a_collection_with_shared(trained, tmp_path, capsys):
     assert json.loads((tmp_path / "one" / "summary.json").read_text())["method"] == "shared"
 
 
+def test_one_graph_from_the_encoder_with_shared_method_enc(trained, tmp_path, capsys):
+    "--shared --method enc: nothing fitted, the mean of what `acd infer` reads from each recording; fit options refused."
+    root, _ = trained
+    model, recs = str(root / "run"), str(root / "recs")
+    assert main(["infer", "--model", model, "--input", recs, "--out", str(tmp_path / "mean"), "--shared", "--method", "enc"]) == 0
+    assert "one graph for 6 recording(s) (the encoder's edge probabilities of 6 recording(s) averaged)" in capsys.readouterr().out
+    assert main(["infer", "--model", model, "--input", recs, "--out", str(tmp_path / "each"), "--no-figures"]) == 0
+    each = [pd.read_csv(s["edges_csv"], index_col=0).loc[NAMES, NAMES].to_numpy()  # trial_3's columns come reversed
+            for s in json.loads((tmp_path / "each" / "summary.json").read_text())["samples"]]
+    mean = pd.read_csv(tmp_path / "mean" / "collection_edges.csv", index_col=0)
+    assert list(mean.index) == NAMES and np.allclose(mean.to_numpy(), np.mean(each, 0), atol=1e-6)
+    assert json.loads((tmp_path / "mean" / "summary.json").read_text())["method"] == "encoder_mean"
+    capsys.readouterr()
+    for extra, told in ((["--method", "enc", "--joint-steps", "3", "--tta-lr", "0.1"],
+                         "--joint-steps, --tta-lr apply to --shared with --method tta (the fitted graph)"),
+                        (["--method", "enc+tta"], "--shared reads one graph with --method tta")):
+        assert main(["infer", "--model", model, "--input", recs, "--out", str(tmp_path / "bad"), "--shared", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and told in err, err
+
+
 def test_known_graphs_score_every_epoch_and_the_loss_still_chooses(tmp_path):
     "--graphs: validation AUROC per epoch in history.json beside the NLL; the kept epoch is the lowest loss's."
     recs = write_recordings(tmp_path / "recs")
