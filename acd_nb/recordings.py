@@ -158,8 +158,9 @@ def _csv_table(path: Path) -> pd.DataFrame:
         raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})"
                          .replace("\n", " ")) from None
     with open(path, newline="", encoding="utf-8", errors="replace") as f: header = next(csv.reader(f), [])
-    if len(header) == 1 and ";" in header[0]:
-        raise ValueError(f"{path}: the header {header[0]!r} looks semicolon-separated; acd reads comma-separated CSV "
+    other = [name for sep, name in ((";", "semicolon"), ("\t", "tab")) if len(header) == 1 and sep in header[0]]
+    if other:
+        raise ValueError(f"{path}: the header {header[0]!r} looks {other[0]}-separated; acd reads comma-separated CSV "
                          "files")
     if header and all(h.strip() and _is_number(h) for h in header):
         shown = ", ".join(header[:4]) + (", ..." if len(header) > 4 else "")
