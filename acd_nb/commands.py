@@ -44,7 +44,7 @@ __all__ = ['WRITTEN_BY_ACD', 'LOCK_FILE', 'TRAIN_FILES', 'DEMO_FILES', 'GRAPH_DR
            'mark_written', 'read_marker', 'add_written', 'remove_earlier_outputs', 'foreign_files', 'check_can_write',
            'refuse_root_or_home', 'check_out_folder', 'claim_out_folder', 'refuse_unobserved', 'simulate_dataset',
            'train_on_folder', 'plot_edge_probs', 'memory_limit', 'inference_memory', 'check_memory', 'RecordingsFailed',
-           'save_figure', 'infer_files', 'infer_shared', 'run_demo']
+           'save_figure', 'condense_notes', 'infer_files', 'infer_shared', 'run_demo']
 
 # %% ../nbs/40_commands.ipynb #798e20e6
 def _json_ci(s: dict) -> dict:
@@ -670,6 +670,23 @@ def _same(values: list):
     "The one value all of `values` share, else None"
     return values[0] if values and all(v == values[0] for v in values) else None
 
+def condense_notes(notes: list[str], names: list[str]) -> list[str]:
+    """`notes` once each, and the notes that differ only in the recording they name (one of `names`) as the first of
+    them with a count of the others: a folder of 1,000 recordings that each lack a feature gives one line, not 1,000"""
+    groups = {}
+    for note in dict.fromkeys(notes):
+        name = max((n for n in names if n in note), key=len, default=None)
+        groups.setdefault(note.replace(name, "\0") if name else note, []).append(note)
+    return [same[0] + (f" (likewise {len(same) - 1} more recording{'s' * (len(same) > 2)})" if len(same) > 1 else "")
+            for same in groups.values()]
+
+def _decoder_caveat(loaded: LoadedModel, advice: str) -> list[str]:
+    "A note for a model trained with a supervised edge loss (the general model), whose decoder a fit goes through"
+    if not ((loaded.info.get("meta") or {}).get("train") or {}).get("edge_loss", 0) > 0: return []
+    return [f"model {loaded.name!r} was trained with a supervised edge loss beside the ELBO, so its decoder need not "
+            f"predict best under the true graph, and fits through it lowered AUROC below Enc's where measured (its "
+            f"card); {advice}"]
+
 def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_column: str | None = None,
                 tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True,
                 figures: bool = True, stride: int | None = None) -> dict:
@@ -688,14 +705,17 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     check_out_folder(out, "infer")  # before reading anything
     limit, notes, failed, ready = memory_limit(), [], [], []
     window = encoder_window(loaded.model)
+    if method != "enc": notes += _decoder_caveat(loaded, "--method enc reads it as it was trained to")
     if stride is not None and window is not None: window_stride(window, stride)
     elif stride is not None:
         notes.append(f"--stride {stride} is not used: model {loaded.name!r} has a CNN encoder, which reads the whole "
                      "recording")
         stride = None
     items = tqdm(_series_items(inputs), desc="reading", unit="recording", disable=not progress, leave=False)
+    labels = []
     for k, item in enumerate(items):  # a long recording takes minutes to prepare: the bar names it meanwhile
         label = Path(item).name if isinstance(item, (str, Path)) else f"input {k}"
+        labels.append(label)
         items.set_postfix_str(label, refresh=True)
         try: model, x, series, found = _load_recording(loaded, item, label, method, time_column, limit, stride)
         except RECORDING_ERRORS as e:
@@ -722,7 +742,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
             model, x = group[0][0], np.concatenate([x for _, x, _, _ in group])
             notes += distribution_notes(model, x, name=Path(group[0][2].sources[0]).name if len(x) == 1 else
                                         f"the {len(x)} samples of {x.shape[1]} series x {x.shape[2]} steps")
-        notes = list(dict.fromkeys(notes))
+        notes = condense_notes(notes, labels)
         for note in notes:
             if verbose: print(note if note.startswith("warning: ") else f"note: {note}")
         written = []
@@ -815,19 +835,25 @@ def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None =
     refuse_root_or_home(out, "infer")
     _check_out_is_not_input(out, inputs)
     check_out_folder(out, "infer")
-    window = loaded.infer_steps
-    if step_window is not None and (int(step_window) != step_window or not 2 <= step_window <= window):
-        raise ValueError(f"step_window must be an integer from 2 to the model's window of {window} steps (None: the "
-                         f"whole window), got {step_window}")
     recs = read_recordings(inputs if len(inputs) > 1 else inputs[0], time_column)
-    notes, scaled = [], []
-    for source, r in zip(recs.sources, recs.series):
-        x, found = prepare_series(loaded, r[None], name=Path(source).name, feature_names=recs.feature_names)
+    notes, scaled, names = [], [], [Path(source).name for source in recs.sources]
+    for name, r in zip(names, recs.series):
+        x, found = prepare_series(loaded, r[None], name=name, feature_names=recs.feature_names)
         scaled.append(x[0]); notes += found
+    # an encoder that reads any length (not the MLP's fixed window, which prepare_series has required) is fitted on
+    # windows as long as the shortest recording where that is shorter than the model's window
+    window = min(loaded.infer_steps, *recs.lengths)
+    if method == "tta" and window < loaded.infer_steps:
+        notes.append(f"the fit reads windows of {window} steps, the shortest recording's length (model {loaded.name!r} "
+                     f"reads up to {loaded.infer_steps} at once)")
+    if step_window is not None and (int(step_window) != step_window or not 2 <= step_window <= window):
+        raise ValueError(f"step_window must be an integer from 2 to the fit's window of {window} steps (None: the "
+                         f"whole window), got {step_window}")
     if method == "enc": return _write_collection(out, _encoder_mean(loaded, scaled, progress), recs, verbose,
                                                  {"model": loaded.name, "method": "encoder_mean", "names": recs.names,
-                                                  "recordings": recs.sources, "notes": list(dict.fromkeys(notes))},
+                                                  "recordings": recs.sources, "notes": condense_notes(notes, names)},
                                                  f"the encoder's edge probabilities of {len(scaled)} recording(s) averaged")
+    if not from_scratch: notes += _decoder_caveat(loaded, "--method enc averages its encoder's graphs instead")
     device = next(loaded.model.parameters()).device
     x, observed = split_observed(_windows(scaled, window, window), device)
     batch = None if batch_size is None else min(int(batch_size), len(x))
@@ -853,7 +879,7 @@ def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None =
                "tta_steps": tta_steps, "tta_lr": tta_lr, "batch_size": len(x) if batch is None else batch, "step_window": step_window,
                "from_scratch": bool(from_scratch), "restarts": int(restarts), "kept_seed": kept["seed"],
                "nll": kept["nll"], "names": recs.names, "recordings": recs.sources, "windows": len(x),
-               "window": window, "notes": list(dict.fromkeys(notes)), "fits": fits}
+               "window": window, "notes": condense_notes(notes, names), "fits": fits}
     chosen = f"; kept fit {kept['seed']} of {len(fits)} (lowest NLL)" if len(fits) > 1 else ""
     return _write_collection(out, np.array(kept["edge_probs"]), recs, verbose, summary,
                              f"{len(x)} windows of {window} steps{chosen}")
@@ -881,6 +907,7 @@ def _write_collection(out: Path, probs: np.ndarray, recs, verbose: bool, summary
         remove_earlier_outputs(out, planned)
         mark_written(out, "infer", planned)
     if verbose:
+        for note in summary["notes"]: print(note if note.startswith("warning: ") else f"note: {note}")
         shown = ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:8])
         print(f"one graph for {len(recs.series)} recording(s) ({how}): "
               f"{len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / 'collection_edges.csv'}]")
