@@ -328,6 +328,7 @@ def _train_recordings(args, model: dict, train: dict):
                            args.time_column, model=model, train=train, threads=args.threads, init=args.init,
                            graphs=args.graphs, select=args.select or "loss")
     history, data = res["history"], res["data"].info
+    for caveat in res["run"].get("caveats", []): print(f"note: {caveat}")
     best = next((h for h in history if h["epoch"] == res["best_epoch"]), {})
     auroc = f", AUROC {best['valid_auroc']:.3f} against --graphs" if "valid_auroc" in best else ""
     print(f"trained on {len(data['files'])} recording(s) ({data['n_train']} windows of {data['steps_train']} steps), "

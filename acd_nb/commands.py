@@ -31,8 +31,8 @@ from .data import SPLITS, DatasetConfig, DatasetSplits, Normalizer, load_dataset
 from .infer import encoder_window, window_starts, window_stride
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
 from .recordings import load_series, series_files
-from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, list_pretrained, load_model,
-                               model_for_features, pretrained_path, prepare_series,
+from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, edge_loss_trained,
+                               list_pretrained, load_model, model_for_features, pretrained_path, prepare_series,
                                simulate_test_set)
 from .reports import PAPER
 from .sims import SYSTEMS, SimConfig, plot_graph, plot_sample, simulate
@@ -682,7 +682,7 @@ def condense_notes(notes: list[str], names: list[str]) -> list[str]:
 
 def _decoder_caveat(loaded: LoadedModel, advice: str) -> list[str]:
     "A note for a model trained with a supervised edge loss (the general model), whose decoder a fit goes through"
-    if not ((loaded.info.get("meta") or {}).get("train") or {}).get("edge_loss", 0) > 0: return []
+    if not edge_loss_trained(loaded): return []
     return [f"model {loaded.name!r} was trained with a supervised edge loss beside the ELBO, so its decoder need not "
             f"predict best under the true graph, and fits through it lowered AUROC below Enc's where measured (its "
             f"card); {advice}"]

@@ -34,9 +34,10 @@ from .train import load_checkpoint, save_checkpoint
 __all__ = ['FEATURE_NAMES', 'NAME_PATTERN', 'DERIVATIONS', 'PER_SAMPLE', 'OUT_OF_RANGE', 'MIXTURE_TEST', 'MISSING_TEST_RATES',
            'pretrained_dir', 'list_pretrained', 'LoadedModel', 'explain_unsafe_checkpoint', 'read_checkpoint',
            'load_model', 'pretrained_path', 'load_pretrained', 'kuramoto_intercepts', 'derive_kuramoto',
-           'derive_velocities', 'Derivation', 'derivation', 'per_sample_scaling', 'standardise_samples',
-           'order_features', 'prepare_series', 'model_for_features', 'simulate_test_set', 'missing_values_test',
-           'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card', 'export_pretrained']
+           'derive_velocities', 'Derivation', 'derivation', 'per_sample_scaling', 'edge_loss_trained',
+           'standardise_samples', 'order_features', 'prepare_series', 'model_for_features', 'simulate_test_set',
+           'missing_values_test', 'training_feature_stats', 'distribution_notes', 'summarise_evaluation', 'render_card',
+           'export_pretrained']
 
 # %% ../nbs/41_pretrained.ipynb #55f33f05
 FEATURE_NAMES = {"springs": ("x", "y", "vx", "vy"), "kuramoto": ("dphi_dt", "sin_phi", "phase", "omega")}
@@ -259,6 +260,12 @@ def per_sample_scaling(loaded: LoadedModel) -> bool:
     """Whether `loaded` reads each recording standardised on its own (`standardise_samples`), as the general model
     (`acd_nb.train.train_mixture`) does, rather than scaled by stored training statistics"""
     return (loaded.info.get("meta") or {}).get("scaling") == PER_SAMPLE
+
+def edge_loss_trained(loaded: LoadedModel) -> bool:
+    """Whether `loaded` was trained with a supervised edge loss beside the ELBO (the general model): its decoder then
+    need not predict best under the true graph (`tools/decoder_graph_check.py`), and what is fitted through it (TTA,
+    training on without graphs) can move away from the graphs its encoder reads"""
+    return ((loaded.info.get("meta") or {}).get("train") or {}).get("edge_loss", 0) > 0
 
 def standardise_samples(x) -> np.ndarray:
     """Each sample of `x (B, N, T, D)` (NaN where missing) standardised as `acd_nb.sims.simulate_mixture` standardises

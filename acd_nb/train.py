@@ -1235,14 +1235,14 @@ def per_sample_meta(n_features: int) -> dict:
                                                     "maxs": [1.0] * n_features},
             "feature_names": [f"f{k}" for k in range(n_features)]}
 
-def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool]:
-    """The model a run on recordings starts from (a run or model folder, or `pretrained:NAME`), how it is named, and
-    whether it standardises each recording on its own
+def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool, list[str]]:
+    """The model a run on recordings starts from (a run or model folder, or `pretrained:NAME`), how it is named,
+    whether it standardises each recording on its own, and caveats about training it on without graphs
 
     Its config is kept. Features must match, except for a model that standardises each recording (the general model):
     it reads up to its count, the features a series lacks as unobserved. Where the recordings have gaps it learns to
     read the mask too."""
-    from acd_nb.pretrained import load_model, per_sample_scaling  # pretrained builds on this module
+    from acd_nb.pretrained import edge_loss_trained, load_model, per_sample_scaling  # pretrained builds on this module
     source = str(init)
     loaded = load_model(source.removeprefix("pretrained:")) if source.startswith("pretrained:") else load_model(Path(init))
     per_sample = per_sample_scaling(loaded)
@@ -1252,7 +1252,11 @@ def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool]:
                          f"{reads}: name the columns <series>.<feature> with these, or train without --init")
     net = loaded.model
     if (gaps or n_features < loaded.n_features) and not net.cfg.mask_input: net = with_mask_input(net)
-    return net, f"{source} ({loaded.info['path']})", per_sample
+    caveats = [f"{source} was trained with a supervised edge loss beside the ELBO; trained on here without graphs, "
+               "the ELBO alone moves its encoder (the shipped general model, trained so, lost AUROC this way on every "
+               "collection measured: reports/cpu/exp_general (e) and (g)): compare with "
+               f"{source} itself on recordings whose graphs you know (--graphs)"] if edge_loss_trained(loaded) else []
+    return net, f"{source} ({loaded.info['path']})", per_sample, caveats
 
 def _standardised_recordings(recs, n_features: int):
     "`recs` as a model that standardises each recording reads them: standardised, padded to `n_features` with NaN"
@@ -1289,6 +1293,7 @@ def _recordings_card(run: dict, history: list[dict], best: dict | None, out_dir:
         f"Encoder `{model['encoder']}`, decoder `{model['decoder']}`, hidden size {model['hidden']}"
         + (f", started from {run['init']}" if run.get("init") else "") + f". Kept: {run['selection']}. Chosen: {chosen}; "
         f"{last.get('minutes', 0):.1f} minutes.", "",
+        *(["## Caveats", "", *run.get("caveats", []), ""] if run.get("caveats") else []),
         "## Use", "",
         f"`acd infer --model {name} --input FILE_OR_FOLDER --out DIR`: series are matched by name, scaled with the "
         "training recordings' minimum and maximum (stored in run.json), and compared with the training data "
@@ -1320,7 +1325,8 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
     recs = read_recordings(source, time_column, names)
     known = None if graphs is None else read_graphs(graphs, recs)
     gaps = recs.missing_fraction() > 0
-    start, init_name, per_sample = (None, None, False) if init is None else _init_model(init, recs.n_features, gaps)
+    start, init_name, per_sample, caveats = (None, None, False, []) if init is None else \
+        _init_model(init, recs.n_features, gaps)
     if start is not None:
         if model: raise ValueError(f"--init sets the model; {', '.join(sorted(model))} cannot change it")
         fixed = start.cfg.n_steps if start.cfg.encoder == "mlp" else None
@@ -1356,7 +1362,7 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
            "normalizer": splits.normalizer.to_dict(),  # per sample: no stored units to compare new data with
            **(per_sample_meta(start.cfg.n_features) if per_sample else {"feature_stats": feature_stats(splits.train)}),
            "selection": rule.format(valid=valid, patience=train_cfg.patience, epochs=train_cfg.epochs),
-           **({"init": init_name} if init_name else {}),
+           **({"init": init_name} if init_name else {}), **({"caveats": caveats} if caveats else {}),
            "model": model_cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
     out_dir = Path(out_dir) if out_dir is not None else None
     seed_everything(seed)
