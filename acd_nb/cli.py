@@ -283,9 +283,7 @@ def _infer(args):
     loaded = load_model(_model_source(args))
     if args.shared: return _infer_shared(args, loaded)
     args.method = args.method or "enc"
-    unused = [f"--{k.replace('_', '-')}" for k in SHARED_ONLY if getattr(args, k) not in (None, False)]
-    if unused: raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to --shared (one graph "
-                                "for the collection)")
+    _refuse_unused(args, SHARED_ONLY, "--shared (one graph for the collection)")
     summary = infer_files(loaded, args.input, args.out, args.method, args.time_column, args.tta_steps, args.tta_lr,
                           figures=not args.no_figures, stride=args.stride, progress=sys.stderr.isatty())
     for failure in summary["failed"]: print(f"acd: error: {_one_line(failure['error'])}", file=sys.stderr)
@@ -336,6 +334,11 @@ def _train_recordings(args, model: dict, train: dict):
           f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation NLL "
           f"{best.get('valid_nll', float('nan')):.5g}{auroc}): {Path(args.out) / 'best.pt'}; card: {Path(args.out) / 'card.md'}")
 
+def _refuse_unused(args, options: tuple[str, ...], applies_to: str):
+    "One line naming the `options` given that do not apply here, only to `applies_to`"
+    unused = [f"--{k.replace('_', '-')}" for k in options if getattr(args, k) not in (None, False)]
+    if unused: raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to {applies_to}")
+
 SHARED_ONLY = ("joint_steps", "joint_lr", "batch_size", "step_window", "restarts", "from_scratch", "seed")  # of `acd infer`
 
 def _infer_shared(args, loaded):
@@ -345,9 +348,8 @@ def _infer_shared(args, loaded):
         raise ValueError("--shared reads one graph with --method tta (the decoder and one q(z) fitted, the default) or "
                          "enc (the encoder's edge probabilities averaged over the recordings); enc+tta reads each recording")
     if method == "enc":
-        unused = [f"--{k.replace('_', '-')}" for k in (*SHARED_ONLY, "tta_steps", "tta_lr") if getattr(args, k) not in (None, False)]
-        if unused: raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to --shared with "
-                                    "--method tta (the fitted graph); --method enc fits nothing")
+        _refuse_unused(args, (*SHARED_ONLY, "tta_steps", "tta_lr"), "--shared with --method tta (the fitted graph); "
+                       "--method enc fits nothing")
         infer_shared(loaded, args.input, args.out, args.time_column, method="enc", progress=sys.stderr.isatty())
         return
     batch_size = SHARED_BATCH if args.batch_size is None else args.batch_size or None

@@ -680,6 +680,13 @@ def condense_notes(notes: list[str], names: list[str]) -> list[str]:
     return [same[0] + (f" (likewise {len(same) - 1} more recording{'s' * (len(same) > 2)})" if len(same) > 1 else "")
             for same in groups.values()]
 
+def _infer_in_batches(loaded: LoadedModel, x: np.ndarray, method: str, limit: float, stride: int | None = None,
+                      **kwargs) -> np.ndarray:
+    "Edge probabilities `(B, N, N)` of prepared series `x (B, N, T, D)`, in batches that fit in `limit` bytes"
+    from acd_nb.infer import infer
+    batch = max(1, min(512, int(limit // check_memory(loaded, x.shape, method, "input", limit, stride))))
+    return infer(loaded.model, x, method, batch_size=batch, stride=stride, **kwargs).numpy()
+
 def _decoder_caveat(loaded: LoadedModel, advice: str) -> list[str]:
     "A note for a model trained with a supervised edge loss (the general model), whose decoder a fit goes through"
     if not edge_loss_trained(loaded): return []
@@ -697,7 +704,6 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
     Each recording is read at its own length; one that cannot be used is listed under `failed` with its
     reason (`RecordingsFailed` when none can). A shipped model hands over to the shipped model of its system
     that reads the input's features (`model_for_features`)."""
-    from acd_nb.infer import infer
     out = Path(out_dir)
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     refuse_root_or_home(out, "infer")
@@ -748,9 +754,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         written = []
         for group in tqdm(groups.values(), desc="inferring", unit="shape", disable=not progress, leave=False):
             model, x = group[0][0], np.concatenate([x for _, x, _, _ in group])
-            batch = max(1, min(512, int(limit // check_memory(model, x.shape, method, "input", limit, stride))))
-            probs = infer(model.model, x, method, steps=tta_steps, lr=tta_lr, progress=progress,
-                          batch_size=batch, stride=stride).numpy()
+            probs = _infer_in_batches(model, x, method, limit, stride, steps=tta_steps, lr=tta_lr, progress=progress)
             recordings = [(series, k, name) for _, _, series, names in group for k, name in enumerate(names)]
             for (series, k, sample), p in zip(recordings, probs):
                 names = series.names
@@ -840,19 +844,19 @@ def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None =
     for name, r in zip(names, recs.series):
         x, found = prepare_series(loaded, r[None], name=name, feature_names=recs.feature_names)
         scaled.append(x[0]); notes += found
+    if method == "enc": return _write_collection(out, _encoder_mean(loaded, scaled, progress), recs, verbose,
+                                                 {"model": loaded.name, "method": "encoder_mean", "names": recs.names,
+                                                  "recordings": recs.sources, "notes": condense_notes(notes, names)},
+                                                 f"the encoder's edge probabilities of {len(scaled)} recording(s) averaged")
     # an encoder that reads any length (not the MLP's fixed window, which prepare_series has required) is fitted on
     # windows as long as the shortest recording where that is shorter than the model's window
     window = min(loaded.infer_steps, *recs.lengths)
-    if method == "tta" and window < loaded.infer_steps:
+    if window < loaded.infer_steps:
         notes.append(f"the fit reads windows of {window} steps, the shortest recording's length (model {loaded.name!r} "
                      f"reads up to {loaded.infer_steps} at once)")
     if step_window is not None and (int(step_window) != step_window or not 2 <= step_window <= window):
         raise ValueError(f"step_window must be an integer from 2 to the fit's window of {window} steps (None: the "
                          f"whole window), got {step_window}")
-    if method == "enc": return _write_collection(out, _encoder_mean(loaded, scaled, progress), recs, verbose,
-                                                 {"model": loaded.name, "method": "encoder_mean", "names": recs.names,
-                                                  "recordings": recs.sources, "notes": condense_notes(notes, names)},
-                                                 f"the encoder's edge probabilities of {len(scaled)} recording(s) averaged")
     if not from_scratch: notes += _decoder_caveat(loaded, "--method enc averages its encoder's graphs instead")
     device = next(loaded.model.parameters()).device
     x, observed = split_observed(_windows(scaled, window, window), device)
@@ -887,14 +891,13 @@ def infer_shared(loaded: LoadedModel, inputs, out_dir, time_column: str | None =
 def _encoder_mean(loaded: LoadedModel, scaled: list, progress: bool) -> np.ndarray:
     """The mean over recordings `(N, T_r, D)` (each at its own length) of the encoder's edge probabilities `(N, N)`
 
-    Recordings of one length are read as one batch."""
-    from acd_nb.infer import infer
-    lengths = {}
+    Recordings of one length are read together, in batches that fit in memory, as `infer_files` reads them."""
+    lengths, limit = {}, memory_limit()
     for k, r in enumerate(scaled): lengths.setdefault(r.shape, []).append(k)
     n = scaled[0].shape[0]
     probs = np.empty((len(scaled), n, n))
     for ks in lengths.values():
-        probs[ks] = infer(loaded.model, np.stack([scaled[k] for k in ks]), "enc", progress=progress).numpy()
+        probs[ks] = _infer_in_batches(loaded, np.stack([scaled[k] for k in ks]), "enc", limit, progress=progress)
     return probs.mean(0)
 
 def _write_collection(out: Path, probs: np.ndarray, recs, verbose: bool, summary: dict, how: str) -> dict:

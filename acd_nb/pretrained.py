@@ -367,17 +367,15 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
         notes.append(f"model {loaded.name!r} was trained on {trained_nodes} series and {name} has {n}: "
                      "its weights are shared over all pairs of series, but it never saw this count")
     mixed_nodes = ((loaded.info.get("data") or {}).get("mixture") or {}).get("n_nodes")
-    if mixed_nodes is not None and n > mixed_nodes[1]:
+    if mixed_nodes is not None and not mixed_nodes[0] <= n <= mixed_nodes[1]:
         tested = max([mixed_nodes[1], *((loaded.info.get("meta") or {}).get("test") or {}).get("n_nodes", [])])
         trained = f"model {loaded.name!r} was trained on {mixed_nodes[0]} to {mixed_nodes[1]} series and {name} has {n}"
-        notes.append(f"{trained}: its card gives its AUROC up to {tested} series" if n <= tested else
+        notes.append(f"{trained}, fewer than it saw: its weights are shared over all pairs of series, but its card does "
+                     "not cover this count" if n < mixed_nodes[0] else
+                     f"{trained}: its card gives its AUROC up to {tested} series" if n <= tested else
                      f"warning: {trained}, more than the {tested} it was tested on: its graphs for so many series are "
                      f"untested (the statistics it reads lose power as the series approach the {cfg.max_window or t} steps it "
                      "reads at once; longer recordings help)")
-    if mixed_nodes is not None and n < mixed_nodes[0]:
-        notes.append(f"model {loaded.name!r} was trained on {mixed_nodes[0]} to {mixed_nodes[1]} series and {name} has "
-                     f"{n}, fewer than it saw: its weights are shared over all pairs of series, but its card does not "
-                     "cover this count")
     if general: return standardise_samples(x), notes  # no stored units to compare with
     scaled = loaded.normalizer.transform(x).astype(np.float32)
     peak = float(np.nanmax(np.abs(scaled)))
