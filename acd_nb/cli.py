@@ -116,7 +116,7 @@ def _add_recordings_options(train):
     "The options of `acd train --data` on a user's recordings (not a dataset folder of `acd simulate`)"
     rec = train.add_argument_group("a user's recordings (--data: files or a folder of .csv/.npy/.npz, no labels)")
     rec.add_argument("--time-column", help="name of a CSV time column to drop: numbers, or dates and times (checked to increase)")
-    rec.add_argument("--window", type=_number(2, kind=int), help="time steps per training window (default: the preset's, 49)")
+    rec.add_argument("--window", type=_number(2, kind=int), help="time steps per training window (default: the preset's, 49; with --init, the model's: pretrained:general reads up to 100, or the shortest recording)")
     rec.add_argument("--stride", type=_number(1, kind=int), help="steps between the windows cut from a recording (default: half a window)")
     rec.add_argument("--hold-out", default="0.2",
                      help="recordings held out for validation: a share (default 0.2) or a count; 'time': the last "

@@ -24,6 +24,7 @@ if __name__ == "__main__":
     p.add_argument("--cache", default="_reports/general/data", help="where the simulated mixture is cached")
     p.add_argument("--minutes", type=float, default=45.0)
     p.add_argument("--edge-loss", type=float, default=EDGE_LOSS)
+    p.add_argument("--no-elbo", action="store_true", help="train the encoder on the edge loss alone (TrainConfig.elbo False)")
     p.add_argument("--groups", type=int, default=1200)
     p.add_argument("--valid-groups", type=int, default=48)
     p.add_argument("--init", help="a checkpoint a new run starts from (a model trained on another mixture)")
@@ -34,5 +35,6 @@ if __name__ == "__main__":
     res = train_mixture(args.out, MixtureConfig(**MIXTURE, systems=tuple(args.systems.split(","))), n_groups=args.groups, n_valid_groups=args.valid_groups,
                         max_steps=MAX_STEPS, cache_dir=args.cache, init=args.init,
                         train={"minutes": args.minutes, "edge_loss": args.edge_loss, "progress": False,
+                               **({"elbo": False} if args.no_elbo else {}),
                                **({"lr": args.lr} if args.lr else {})})
     print(json.dumps(res["history"][-1]))
