@@ -118,12 +118,16 @@ def _add_recordings_options(train):
     rec.add_argument("--time-column", help="name of a CSV time column to drop: numbers, or dates and times (checked to increase)")
     rec.add_argument("--window", type=_number(2, kind=int), help="time steps per training window (default: the preset's, 49; with --init, the model's: pretrained:general reads up to 100, or the shortest recording)")
     rec.add_argument("--stride", type=_number(1, kind=int), help="steps between the windows cut from a recording (default: half a window)")
-    rec.add_argument("--hold-out", default="0.2",
+    rec.add_argument("--hold-out",
                      help="recordings held out for validation: a share (default 0.2) or a count; 'time': the last "
                           "fifth of every recording instead")
     rec.add_argument("--patience", type=_number(1, kind=int),
                      help="stop after this many epochs without a lower validation loss (default 20)")
     rec.add_argument("--init", help="start from a trained model: a run or model folder, or pretrained:NAME")
+    rec.add_argument("--simulate", metavar="SYSTEMS", help="adapt the --init mixture model (default pretrained:general) "
+                     "without training on the recordings: its encoder learns from simulations shaped like them (their "
+                     "series, lengths and features) of these simulators, comma-separated (e.g. fmri for BOLD recordings), "
+                     "or 'mixture' for all of its mixture's, supervised by the simulations' graphs")
     rec.add_argument("--graphs", help="known graphs, for scoring only: a folder with a CSV per recording named like it, "
                      "or one CSV for all (header row of series names, one row per series named in the first column; "
                      "rows cause, columns effect, 0/1); history.json then records the validation AUROC per epoch")
@@ -299,7 +303,7 @@ def _evaluate(args):
     print(format_evaluation(res))
 
 # %% ../nbs/42_cli.ipynb #014cb99e
-RECORDINGS_ONLY = ("time_column", "window", "stride", "patience", "init", "graphs", "select")  # of `acd train` on recordings
+RECORDINGS_ONLY = ("time_column", "window", "stride", "hold_out", "patience", "init", "simulate", "graphs", "select")  # of `acd train` on recordings
 
 def _is_recordings(data: list[str]) -> bool:
     "Whether `acd train --data` names a user's recordings, not a dataset folder of `acd simulate`"
@@ -308,7 +312,8 @@ def _is_recordings(data: list[str]) -> bool:
     return not any((folder / name).exists() for name in ("config.json", "normalizer.json", "train.npz"))
 
 def _hold_out(text: str):
-    "--hold-out as `train_recordings` takes it: 'time', a count or a share"
+    "--hold-out as `train_recordings` takes it: 'time', a count or a share (default 0.2)"
+    if text is None: return 0.2
     if text == "time": return text
     try: value = float(text)
     except ValueError: value = None
@@ -321,6 +326,7 @@ def _train_recordings(args, model: dict, train: dict):
     from acd_nb.train import train_recordings
     if args.noise is not None: raise ValueError("--noise applies to --sim; a user's recordings have the noise they have")
     _check_out_is_not_input(Path(args.out), args.data)
+    if args.simulate: return _adapt_by_simulation(args, model, train)
     if args.patience is not None: train["patience"] = args.patience
     res = train_recordings(args.data, args.out, args.preset, args.seed, args.window, args.stride, _hold_out(args.hold_out),
                            args.time_column, model=model, train=train, threads=args.threads, init=args.init,
@@ -333,6 +339,22 @@ def _train_recordings(args, model: dict, train: dict):
           f"validated on {len(data['valid_files'])} held out: {history[-1]['epoch'] if history else 0} epochs in "
           f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation NLL "
           f"{best.get('valid_nll', float('nan')):.5g}{auroc}): {Path(args.out) / 'best.pt'}; card: {Path(args.out) / 'card.md'}")
+
+def _adapt_by_simulation(args, model: dict, train: dict):
+    from acd_nb.train import adapt_by_simulation
+    _refuse_unused(args, ("window", "stride", "hold_out", "patience", "graphs", "select"),
+                   "training on the recordings themselves (not with --simulate)")
+    if model: raise ValueError(f"--init sets the model; {', '.join(f'--{k}' for k in sorted(model))} cannot change it")
+    init = args.init or "pretrained:general"
+    res = adapt_by_simulation(args.data, args.out, init, None if args.simulate == "mixture" else args.simulate.split(","),
+                              args.seed, args.time_column, train=train, threads=args.threads)
+    history, mix = res["history"], res["mixture"]
+    best = max(history, key=lambda h: h.get("valid_auroc", -1.0)) if history else {}
+    print(f"adapted {init} by simulation: {', '.join(mix.systems)} shaped like the recordings ({mix.n_nodes[0]} series, "
+          f"{mix.n_steps[0]} to {mix.n_steps[1]} steps); {len(history)} epochs in "
+          f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation AUROC "
+          f"{best.get('valid_auroc', float('nan')):.3f} on simulations): {Path(args.out) / 'best.pt'}; card: "
+          f"{Path(args.out) / 'card.md'}")
 
 def _refuse_unused(args, options: tuple[str, ...], applies_to: str):
     "One line naming the `options` given that do not apply here, only to `applies_to`"

@@ -41,12 +41,12 @@ from .sims import MixtureConfig, SimConfig, simulate_mixture
 
 # %% auto #0
 __all__ = ['COMPILED_PARTS', 'SELECT', 'GROUP_ARRAYS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE',
-           'RECORDINGS_PATIENCE', 'SELECTION', 'SELECTION_AUROC', 'GENERAL_MODEL', 'GENERAL_TRAIN', 'TrainConfig',
-           'as_tensors', 'extra_tensors', 'with_observation_mask', 'GroupBatch', 'GroupedData', 'mixture_data',
-           'supervised_edge_loss', 'save_checkpoint', 'load_checkpoint', 'load_weights', 'evaluate_loss',
-           'evaluate_grouped', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit', 'write_or_check_run',
-           'discard_unstarted_run', 'train_dataset', 'train_simulated', 'per_sample_meta', 'train_recordings',
-           'mixture_groups', 'train_mixture']
+           'RECORDINGS_PATIENCE', 'SELECTION', 'SELECTION_AUROC', 'GENERAL_MODEL', 'GENERAL_TRAIN', 'SIMULATION_GROUPS',
+           'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask', 'GroupBatch', 'GroupedData',
+           'mixture_data', 'supervised_edge_loss', 'save_checkpoint', 'load_checkpoint', 'load_weights',
+           'evaluate_loss', 'evaluate_grouped', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit',
+           'write_or_check_run', 'discard_unstarted_run', 'train_dataset', 'train_simulated', 'per_sample_meta',
+           'train_recordings', 'mixture_groups', 'train_mixture', 'adapt_by_simulation']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 COMPILED_PARTS = ("encoder", "model")  # what `TrainConfig.compile` may name besides True (the encoder) and False
@@ -529,6 +529,7 @@ class _Run:
                 out = self.net(x, **extras) if self.cfg.elbo else {"logits": self.net.encode(x, extras.get("observed"))}
             loss = out["loss"] if self.cfg.elbo else 0.0
             if self.cfg.edge_loss: loss = loss + self.cfg.edge_loss * supervised_edge_loss(out["logits"], edges)
+            if not self.cfg.elbo: out["loss"] = loss  # the loss the progress bar shows
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
@@ -1449,11 +1450,12 @@ def _cut(groups: list[dict], max_steps: int | None) -> list[dict]:
 def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: int = 480, n_valid_groups: int = 24,
                   seed: int = 0, data_seed: int = 0, valid_seed: int = 1, max_steps: int | None = 64,
                   model: dict | None = None, train: dict | None = None, threads: int | None = None,
-                  cache_dir=None, leave_out: tuple[str, ...] = (), init=None) -> dict:
+                  cache_dir=None, leave_out: tuple[str, ...] = (), init=None, features: int | None = None) -> dict:
     """Train one ACD model on a mixture of simulated systems (`MixtureConfig`, default all of them) with `fit`
 
     `leave_out`: systems whose groups are dropped from the same simulated mixture (training and validation), for a
-    model that never saw them. `model` and `train` override `GENERAL_MODEL` and `GENERAL_TRAIN` (then `TrainConfig`'s
+    model that never saw them. `features`: each simulated recording keeps its first `features` features, as a user's
+    recordings with that many would have them (springs: x alone of x, y). `model` and `train` override `GENERAL_MODEL` and `GENERAL_TRAIN` (then `TrainConfig`'s
     defaults). `init`: a checkpoint of a model with the same config whose weights a new run starts from (training on
     from a model trained on another mixture; a resumed run keeps its own). With `out_dir`:
     `run.json`, `last.pt` (resumed when there), `best.pt`, `history.json`. Returns `model` (the best weights),
@@ -1468,7 +1470,8 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
     model_cfg = ACDConfig(**{**GENERAL_MODEL, "max_window": max_steps, **(model or {})})  # longer: read in windows
     train_cfg = TrainConfig(**{**GENERAL_TRAIN, "seed": seed, **(train or {})})
     data = {"mixture": asdict(mixture), "n_groups": n_groups, "n_valid_groups": n_valid_groups, "data_seed": data_seed,
-            "valid_seed": valid_seed, "max_steps": max_steps, **({"leave_out": list(leave_out)} if leave_out else {})}
+            "valid_seed": valid_seed, "max_steps": max_steps, **({"leave_out": list(leave_out)} if leave_out else {}),
+            **({"features": features} if features else {})}
     data = json.loads(json.dumps(data))  # as run.json holds it (lists, not tuples): a resumed run compares equal
     d = model_cfg.n_features  # inputs: each recording standardised on its own (`acd_nb.pretrained.standardise_samples`)
     run = {"system": "mixture", "preset": None, "data": data, "features": None, **per_sample_meta(d), "model": model_cfg.to_dict(),
@@ -1476,6 +1479,7 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
            **({"init": str(Path(init).resolve())} if init is not None else {})}
     def groups(n, seed):
         kept = [g for g in mixture_groups(mixture, n, seed, cache_dir) if str(g["system"][0]) not in leave_out]
+        if features: kept = [{**g, "x": g["x"][..., :features]} for g in kept]
         return mixture_data(_cut(kept, max_steps), model_cfg.n_features)
     train_data, valid_data = groups(n_groups, data_seed), groups(n_valid_groups, valid_seed)
     out_dir = Path(out_dir) if out_dir is not None else None
@@ -1491,3 +1495,63 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
         raise
     if out_dir is not None and (out_dir / "best.pt").exists(): net.load_state_dict(load_checkpoint(out_dir / "best.pt")["model"])
     return {"model": net, "history": history, "run": run}
+
+# %% ../nbs/14_train.ipynb #da82d231
+SIMULATION_GROUPS = 120  # groups of 16 recordings simulated to adapt on (1,920); a tenth as many to validate
+
+def adapt_by_simulation(source, out_dir=None, init="pretrained:general", systems=None, seed: int = 0,
+                        time_column: str | None = None, names: list[str] | None = None, train: dict | None = None,
+                        threads: int | None = None, n_groups: int = SIMULATION_GROUPS, cache_dir=None) -> dict:
+    """Adapt a mixture model (the general model) to a user's recordings without their graphs: its encoder trained on
+    simulations shaped like them
+
+    The recordings (`read_recordings`: files, a folder, arrays) give the number of series, the lengths (their range,
+    each at most the model's `max_window`) and the features per series; `systems` (default: all of `init`'s mixture)
+    the simulators, drawn as its mixture draws them (graph density, sampling interval, noise, gaps). `train_mixture`
+    trains the encoder on their graphs with the edge loss alone (`TrainConfig.elbo` False; the decoder is kept as it
+    is) from `init`'s weights at a tenth of its learning rate, for 5 minutes unless `train` says otherwise, and keeps
+    the epoch with the highest validation AUROC on simulations of the same kind (not on the recordings, which are not
+    trained on). With `out_dir`, a run folder `acd infer --model` reads, with `card.md`. Returns `train_mixture`'s
+    result plus `mixture` (the `MixtureConfig` simulated)."""
+    if threads: torch.set_num_threads(threads)
+    from acd_nb.pretrained import load_model, per_sample_scaling  # pretrained builds on this module
+    name = str(init)
+    loaded = load_model(name.removeprefix("pretrained:")) if name.startswith("pretrained:") else load_model(Path(init))
+    drawn = (loaded.info.get("data") or {}).get("mixture")
+    if not drawn or not per_sample_scaling(loaded):
+        raise ValueError(f"adapting by simulation starts from a model trained on a simulated mixture (pretrained:general "
+                         f"or a train_mixture run); {name} was trained on {loaded.info.get('system') or 'other data'}")
+    recs = read_recordings(source, time_column, names)
+    n, window = len(recs.names), loaded.model.cfg.max_window
+    if n < 3: raise ValueError(f"the recordings have {n} series: the simulators draw graphs of 3 or more")
+    if recs.n_features > loaded.n_features:
+        raise ValueError(f"the recordings have {recs.n_features} features per series; {name} reads up to {loaded.n_features}")
+    lengths = tuple(min(t, window or t) for t in (min(recs.lengths), max(recs.lengths)))
+    mixture = MixtureConfig(**{**{k: tuple(v) if isinstance(v, list) else v for k, v in drawn.items()}, "weights": None,
+                               "systems": tuple(drawn["systems"] if systems is None else systems), "n_nodes": (n, n),
+                               "n_steps": lengths})
+    source_lr = ((loaded.info.get("meta") or {}).get("train") or {}).get("lr", GENERAL_TRAIN["lr"])
+    weights = Path(loaded.info["path"]) / ("model.pt" if loaded.info["kind"] == "pretrained" else "best.pt")
+    settings = {"minutes": 5.0, "lr": 0.1 * source_lr, "edge_loss": 1.0, "elbo": False, **(train or {})}
+    res = train_mixture(out_dir, mixture, n_groups=n_groups, n_valid_groups=max(2, n_groups // 10), seed=seed,
+                        data_seed=100 + 2 * seed, valid_seed=101 + 2 * seed, max_steps=window,
+                        model=loaded.model.cfg.to_dict(), train=settings, threads=threads, cache_dir=cache_dir,
+                        init=weights, features=recs.n_features)
+    if out_dir is not None:
+        history = res["history"]
+        best = max(history, key=lambda h: h.get("valid_auroc", -1.0)) if history else {}
+        card = "\n".join([
+            f"# Model card: `{Path(out_dir).name}`", "",
+            f"{name} ({loaded.info['path']}) adapted by simulation to {len(recs.sources)} recording(s) with acd_nb "
+            f"{__version__}, without their graphs: its encoder trained on simulations shaped like them ({n} series, "
+            f"{lengths[0]} to {lengths[1]} steps, {recs.n_features} feature(s) per series) of "
+            f"{', '.join(mixture.systems)}, supervised by the simulations' graphs (edge loss alone), from its weights at "
+            f"learning rate {settings['lr']:g}.", "",
+            f"Kept: epoch {best.get('epoch')} of {len(history)} ({history[-1]['minutes'] if history else 0:.1f} minutes), "
+            f"validation AUROC {best.get('valid_auroc', float('nan')):.3f} on simulations of the same kind: not a score "
+            "on the recordings, which were not trained on.", "",
+            "Recordings: " + ", ".join(recs.sources), "",
+            "## Use", "", f"`acd infer --model {Path(out_dir).name} --input FILE_OR_FOLDER --out DIR`: each recording "
+            "standardised on its own, as the model it started from reads them."]) + "\n"
+        with atomic_path(Path(out_dir) / "card.md") as tmp: tmp.write_text(card)
+    return {**res, "mixture": mixture}

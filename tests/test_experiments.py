@@ -149,8 +149,12 @@ def test_exp_general_zero_shot(tmp_path):
     assert res["netsim"]["collection"]["5 subjects"] == res["netsim"]["collection"]["all subjects"]
     assert set(res["left_out"]) == {"var"} and 0 <= res["left_out"]["var"]["left out"] <= 1
     assert res["adaptation"]["fine_tuning_epochs"] >= 1 and res["adaptation"]["seconds"]["fine_tuning"] > 0
+    # adapted by simulation: the family named (fMRI-like for NetSim), the ci budget's epochs
+    assert (res["adaptation"]["simulated_systems"], res["adaptation"]["simulated_epochs"]) == (["fmri"], 3)
+    assert res["foreign_adaptation"]["logistic_maps"]["simulated_systems"] == ["maps"]
+    assert len(res["foreign_adaptation"]["rossler"]["simulated_systems"]) == len(MIXTURE_SYSTEMS)  # none named: all
     assert_claims(res, ["general.springs_n10", "general.kuramoto_n10", "general.springs_n30", "general.kuramoto_n30",
-                        "general.netsim", "general.left_out_var", "general.adaptation"])
+                        "general.netsim", "general.left_out_var", "general.adaptation", "general.adaptation_simulated"])
     assert res["claims"][2]["ours"] == "not measured at this scale"  # no N = 30 in this run
     for name in ("auroc_by_n.png", "auroc_by_length.png"):
         assert (out / name).stat().st_size > 10_000

@@ -121,6 +121,22 @@ def test_init_from_a_run(trained, tmp_path):
     assert run["init"].startswith(str(root / "run")) and run["model"]["hidden"] == 8
 
 
+def test_adapt_by_simulation_from_the_console(trained, tmp_path):
+    "`acd train --simulate`: the general model's encoder trained on simulations shaped like the recordings, not on them"
+    root, _ = trained
+    code, out, err = acd("train", "--data", root / "recs", "--simulate", "var", "--epochs", "1", "--out", tmp_path / "sim")
+    assert code == 0, err
+    assert "adapted pretrained:general by simulation: var shaped like the recordings (6 series, 30 to 55 steps)" in out
+    run = json.loads((tmp_path / "sim" / "run.json").read_text())
+    assert (run["data"]["features"], run["train"]["elbo"], run["data"]["mixture"]["n_nodes"]) == (1, False, [6, 6])
+    code, out, err = acd("infer", "--model", tmp_path / "sim", "--input", root / "recs", "--out", tmp_path / "inf")
+    assert code == 0, err
+    for argv, words in ((["--simulate", "springz"], "systems must be a non-empty subset of"),
+                        (["--simulate", "var", "--init", "pretrained:springs"], "trained on a simulated mixture")):
+        code, _, err = acd("train", "--data", root / "recs", *argv, "--out", tmp_path / "refused")
+        assert code == 2 and err.count("\n") == 1 and words in err, err
+
+
 def _dataset_folder(t):
     "Looks like a dataset folder of `acd simulate` (refused before anything is read)"
     (t / "ds").mkdir()
@@ -198,6 +214,8 @@ BAD = {  # case -> (argv after `acd train`, words of the one-line error)
                                    "ch7 but the recordings' series are ch0, ch1, ch2, ch3, ch4, ch5 (lacks ch5; has ch7)"),
     "a recording without its graph": (lambda t, run: _missing_graph(t),
                                       "holds no graph for 1 of the 4 recording(s): trial_2.csv; give one CSV per recording"),
+    "--simulate with --window": (lambda t, run: ["--data", write_recordings(t / "w", n=3), "--simulate", "var"],
+                                 "--window applies to training on the recordings themselves (not with --simulate)"),
     "--select auroc without graphs": (lambda t, run: ["--data", write_recordings(t / "s", n=3), "--select", "auroc"],
                                       "pass them with graphs= (--graphs)"),
     "--graphs on a dataset folder": (lambda t, run: ["--data", _dataset_folder(t), "--graphs", t / "g.csv"],

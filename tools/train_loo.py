@@ -1,6 +1,6 @@
 """Train the leave-one-out models of `nbs/exp_general.ipynb` (b) side by side, one process per left-out system, each
-with `acd_nb.train.train_mixture` exactly as the notebook calls it (the general model's mixture, seeds, edge loss and
-learning rate; the first `--groups` groups with the system's own dropped). The notebook reuses the run folders:
+with `acd_nb.train.train_mixture` exactly as the notebook calls it (the general model's mixture, seeds, objective and
+batch size; the first `--groups` groups with the system's own dropped). The notebook reuses the run folders:
 copy them to `<out_dir>/loo/<system>` and run it with `loo_minutes` no larger than the minutes they trained, and it
 scores them without training on.
 
@@ -29,7 +29,8 @@ def train_one(out: Path, model: str, system: str, minutes: float, device: str, t
     torch.set_num_threads(threads)
     general, mixture = general_mixture(model)
     mix = general.info["data"]
-    train = {k: v for k, v in (general.info["meta"].get("train") or {}).items() if k in ("edge_loss", "lr", "batch_size")}
+    # as the notebook: the general model's objective and batch size, the learning rate of a run from scratch
+    train = {k: v for k, v in (general.info["meta"].get("train") or {}).items() if k in ("edge_loss", "elbo", "batch_size")}
     run = train_mixture(out / system, mixture, n_groups=groups, n_valid_groups=valid_groups, max_steps=mix["max_steps"],
                         cache_dir=out / "data", leave_out=(system,),
                         train={**train, "minutes": minutes, "progress": False, "device": device})
