@@ -1264,7 +1264,8 @@ def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool, list
     caveats = [f"{source} was trained with a supervised edge loss beside the ELBO; trained on here without graphs, "
                "the ELBO alone moves its encoder (the shipped general model, trained so, lost AUROC this way on every "
                "collection measured: reports/cpu/exp_general (e) and (g)): compare with "
-               f"{source} itself on recordings whose graphs you know (--graphs)"] if edge_loss_trained(loaded) else []
+               f"{source} itself on recordings whose graphs you know (--graphs), or adapt it by simulation instead "
+               "(--simulate SYSTEMS, adapt_by_simulation: no ELBO, the recordings' shape)"] if edge_loss_trained(loaded) else []
     return net, f"{source} ({loaded.info['path']})", per_sample, caveats
 
 def _standardised_recordings(recs, n_features: int):
