@@ -89,8 +89,9 @@ class TrainConfig:
             raise ValueError(f"select must be one of {', '.join(SELECT)} (or None), got {self.select!r}")
         if not self.edge_loss >= 0: raise ValueError(f"edge_loss must be >= 0, got {self.edge_loss}")
         if not self.elbo and not (self.edge_loss > 0 and self.select in (None, "auroc")):
-            raise ValueError("elbo=False trains the encoder on the edge loss alone: it needs edge_loss > 0 and selects by "
-                             f"the validation AUROC (select None or 'auroc'), got edge_loss={self.edge_loss}, select={self.select!r}")
+            raise ValueError("elbo=False trains the encoder on the edge loss alone: it needs edge_loss > 0 and selects "
+                             "by the validation AUROC (select None or 'auroc'), got "
+                             f"edge_loss={self.edge_loss}, select={self.select!r}")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -1318,8 +1319,8 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
     Reads them with `acd_nb.recordings.read_recordings` (series matched by name, any lengths, gaps as NaN), holds
     recordings out for validation and cuts windows of `window` steps (default: the preset's `steps_train`; from an
     `init` model, the steps its MLP encoder reads, or the longest it was trained on (`max_window`, the general model's
-    100) where the shortest recording is that long, else the shortest recording's length) with `prepare_recordings`, then trains with `fit`: checkpoints, resume, early stopping on the
-    validation loss (`RECORDINGS_PATIENCE` epochs unless `train` sets `patience`). `init`: a run or model folder, or
+    100) where the shortest recording is that long, else the shortest recording's length) with `prepare_recordings`,
+    then trains with `fit`: checkpoints, resume, early stopping on the validation loss (`RECORDINGS_PATIENCE` epochs unless `train` sets `patience`). `init`: a run or model folder, or
     `pretrained:NAME`, to start from (its architecture kept). `graphs`: the recordings' known graphs
     (`acd_nb.recordings.read_graphs`: a folder of CSVs named like the recordings, one CSV for all, arrays), which
     score the held-out recordings every epoch (`valid_auroc` in the history) and are never used to choose the model
@@ -1456,8 +1457,8 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
 
     `leave_out`: systems whose groups are dropped from the same simulated mixture (training and validation), for a
     model that never saw them. `features`: each simulated recording keeps its first `features` features, as a user's
-    recordings with that many would have them (springs: x alone of x, y). `model` and `train` override `GENERAL_MODEL` and `GENERAL_TRAIN` (then `TrainConfig`'s
-    defaults). `init`: a checkpoint of a model with the same config whose weights a new run starts from (training on
+    recordings with that many would have them (springs: x alone of x, y). `model` and `train` override `GENERAL_MODEL`
+    and `GENERAL_TRAIN` (then `TrainConfig`'s defaults). `init`: a checkpoint of a model with the same config whose weights a new run starts from (training on
     from a model trained on another mixture; a resumed run keeps its own). With `out_dir`:
     `run.json`, `last.pt` (resumed when there), `best.pt`, `history.json`. Returns `model` (the best weights),
     `history`, `run`."""
