@@ -348,8 +348,7 @@ def _adapt_by_simulation(args, model: dict, train: dict):
     init = args.init or "pretrained:general"
     res = adapt_by_simulation(args.data, args.out, init, None if args.simulate == "mixture" else args.simulate.split(","),
                               args.seed, args.time_column, train=train, threads=args.threads)
-    history, mix = res["history"], res["mixture"]
-    best = max(history, key=lambda h: h.get("valid_auroc", -1.0)) if history else {}
+    history, mix, best = res["history"], res["mixture"], res["best"]
     print(f"adapted {init} by simulation: {', '.join(mix.systems)} shaped like the recordings ({mix.n_nodes[0]} series, "
           f"{mix.n_steps[0]} to {mix.n_steps[1]} steps); {len(history)} epochs in "
           f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation AUROC "

@@ -162,7 +162,8 @@ def _load_folder(folder: Path) -> LoadedModel:
     if meta.get("feature_names"): feature_names = [str(f) for f in meta["feature_names"]]  # a user's, on recordings
     if len(features) != model.cfg.n_features:
         raise ValueError(f"{meta_file} lists features {features} but the model reads {model.cfg.n_features}")
-    info = {"name": meta.get("name", folder.name), "kind": kind, "path": str(folder), "system": system,
+    info = {"name": meta.get("name", folder.name), "kind": kind, "path": str(folder), "weights": str(weights),
+            "system": system,
             "data": meta.get("data"), "features": features, "feature_names": feature_names,
             "checkpoint_epoch": ckpt.get("epoch"), "meta": meta}
     return LoadedModel(model, normalizer, info)

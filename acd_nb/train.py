@@ -1245,6 +1245,12 @@ def per_sample_meta(n_features: int) -> dict:
                                                     "maxs": [1.0] * n_features},
             "feature_names": [f"f{k}" for k in range(n_features)]}
 
+def _load_init(init):
+    "The model `init` names: a run or model folder, or `pretrained:NAME`"
+    from acd_nb.pretrained import load_model  # pretrained builds on this module
+    name = str(init)
+    return load_model(name.removeprefix("pretrained:")) if name.startswith("pretrained:") else load_model(Path(init))
+
 def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool, list[str]]:
     """The model a run on recordings starts from (a run or model folder, or `pretrained:NAME`), how it is named,
     whether it standardises each recording on its own, and caveats about training it on without graphs
@@ -1252,9 +1258,8 @@ def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool, list
     Its config is kept. Features must match, except for a model that standardises each recording (the general model):
     it reads up to its count, the features a series lacks as unobserved. Where the recordings have gaps it learns to
     read the mask too."""
-    from acd_nb.pretrained import edge_loss_trained, load_model, per_sample_scaling  # pretrained builds on this module
-    source = str(init)
-    loaded = load_model(source.removeprefix("pretrained:")) if source.startswith("pretrained:") else load_model(Path(init))
+    from acd_nb.pretrained import edge_loss_trained, per_sample_scaling  # pretrained builds on this module
+    source, loaded = str(init), _load_init(init)
     per_sample = per_sample_scaling(loaded)
     if n_features > loaded.n_features if per_sample else n_features != loaded.n_features:
         reads = f"up to {loaded.n_features}" if per_sample else f"{loaded.n_features} ({', '.join(loaded.feature_names)})"
@@ -1514,11 +1519,10 @@ def adapt_by_simulation(source, out_dir=None, init="pretrained:general", systems
     is) from `init`'s weights at a tenth of its learning rate, for 5 minutes unless `train` says otherwise, and keeps
     the epoch with the highest validation AUROC on simulations of the same kind (not on the recordings, which are not
     trained on). With `out_dir`, a run folder `acd infer --model` reads, with `card.md`. Returns `train_mixture`'s
-    result plus `mixture` (the `MixtureConfig` simulated)."""
+    result plus `mixture` (the `MixtureConfig` simulated) and `best` (the history record of the epoch kept)."""
     if threads: torch.set_num_threads(threads)
-    from acd_nb.pretrained import load_model, per_sample_scaling  # pretrained builds on this module
-    name = str(init)
-    loaded = load_model(name.removeprefix("pretrained:")) if name.startswith("pretrained:") else load_model(Path(init))
+    from acd_nb.pretrained import per_sample_scaling  # pretrained builds on this module
+    name, loaded = str(init), _load_init(init)
     drawn = (loaded.info.get("data") or {}).get("mixture")
     if not drawn or not per_sample_scaling(loaded):
         raise ValueError(f"adapting by simulation starts from a model trained on a simulated mixture (pretrained:general "
@@ -1533,15 +1537,14 @@ def adapt_by_simulation(source, out_dir=None, init="pretrained:general", systems
                                "systems": tuple(drawn["systems"] if systems is None else systems), "n_nodes": (n, n),
                                "n_steps": lengths})
     source_lr = ((loaded.info.get("meta") or {}).get("train") or {}).get("lr", GENERAL_TRAIN["lr"])
-    weights = Path(loaded.info["path"]) / ("model.pt" if loaded.info["kind"] == "pretrained" else "best.pt")
     settings = {"minutes": 5.0, "lr": 0.1 * source_lr, "edge_loss": 1.0, "elbo": False, **(train or {})}
     res = train_mixture(out_dir, mixture, n_groups=n_groups, n_valid_groups=max(2, n_groups // 10), seed=seed,
                         data_seed=100 + 2 * seed, valid_seed=101 + 2 * seed, max_steps=window,
                         model=loaded.model.cfg.to_dict(), train=settings, threads=threads, cache_dir=cache_dir,
-                        init=weights, features=recs.n_features)
+                        init=loaded.info["weights"], features=recs.n_features)
+    history = res["history"]
+    best = max(history, key=lambda h: h.get("valid_auroc", -1.0)) if history else {}
     if out_dir is not None:
-        history = res["history"]
-        best = max(history, key=lambda h: h.get("valid_auroc", -1.0)) if history else {}
         card = "\n".join([
             f"# Model card: `{Path(out_dir).name}`", "",
             f"{name} ({loaded.info['path']}) adapted by simulation to {len(recs.sources)} recording(s) with acd_nb "
@@ -1556,4 +1559,4 @@ def adapt_by_simulation(source, out_dir=None, init="pretrained:general", systems
             "## Use", "", f"`acd infer --model {Path(out_dir).name} --input FILE_OR_FOLDER --out DIR`: each recording "
             "standardised on its own, as the model it started from reads them."]) + "\n"
         with atomic_path(Path(out_dir) / "card.md") as tmp: tmp.write_text(card)
-    return {**res, "mixture": mixture}
+    return {**res, "mixture": mixture, "best": best}
