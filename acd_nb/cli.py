@@ -93,7 +93,7 @@ def _add_train(sub):
     source.add_argument("--sim", choices=SYSTEM_NAMES, help="simulated system (dataset from the preset)")
     source.add_argument("--data", nargs="+", help="dataset folder written by `acd simulate`, or a user's recordings: "
                         "a folder or files (.csv, .npy, .npz), no labels needed")
-    train.add_argument("--preset", default="cpu", help=f"one of {list(PRESET_NAMES)} (default: cpu)")
+    train.add_argument("--preset", help=f"one of {list(PRESET_NAMES)} (default: cpu)")
     train.add_argument("--out", required=True, help="run folder: checkpoints, history, run.json; new, empty, or "
                        "a run of the same configuration to resume")
     train.add_argument("--seed", type=int, default=0)
@@ -272,10 +272,10 @@ def _train_run(args):
         if args.noise is not None:
             raise ValueError("--noise applies to --sim; a --data folder's noise was set by `acd simulate --noise`")
         from acd_nb.commands import train_on_folder
-        res = train_on_folder(args.data, args.preset, args.out, args.seed, model, train, args.threads)
+        res = train_on_folder(args.data, args.preset or "cpu", args.out, args.seed, model, train, args.threads)
     else:
         from acd_nb.train import train_simulated
-        res = train_simulated(args.sim, args.preset, args.out, seed=args.seed, noise=args.noise or 0.0, model=model,
+        res = train_simulated(args.sim, args.preset or "cpu", args.out, seed=args.seed, noise=args.noise or 0.0, model=model,
                               train=train, threads=args.threads)
     last = res["history"][-1] if res["history"] else {}
     print(f"trained {last.get('epoch', 0)} epochs in {last.get('minutes', 0):.1f} min; "
@@ -328,7 +328,7 @@ def _train_recordings(args, model: dict, train: dict):
     _check_out_is_not_input(Path(args.out), args.data)
     if args.simulate: return _adapt_by_simulation(args, model, train)
     if args.patience is not None: train["patience"] = args.patience
-    res = train_recordings(args.data, args.out, args.preset, args.seed, args.window, args.stride, _hold_out(args.hold_out),
+    res = train_recordings(args.data, args.out, args.preset or "cpu", args.seed, args.window, args.stride, _hold_out(args.hold_out),
                            args.time_column, model=model, train=train, threads=args.threads, init=args.init,
                            graphs=args.graphs, select=args.select or "loss")
     history, data = res["history"], res["data"].info
@@ -342,7 +342,7 @@ def _train_recordings(args, model: dict, train: dict):
 
 def _adapt_by_simulation(args, model: dict, train: dict):
     from acd_nb.train import adapt_by_simulation
-    _refuse_unused(args, ("window", "stride", "hold_out", "patience", "graphs", "select"),
+    _refuse_unused(args, ("preset", "window", "stride", "hold_out", "patience", "graphs", "select"),
                    "training on the recordings themselves (not with --simulate)")
     if model: raise ValueError(f"--init sets the model; {', '.join(f'--{k}' for k in sorted(model))} cannot change it")
     init = args.init or "pretrained:general"

@@ -215,7 +215,7 @@ BAD = {  # case -> (argv after `acd train`, words of the one-line error)
     "a recording without its graph": (lambda t, run: _missing_graph(t),
                                       "holds no graph for 1 of the 4 recording(s): trial_2.csv; give one CSV per recording"),
     "--simulate with --window": (lambda t, run: ["--data", write_recordings(t / "w", n=3), "--simulate", "var"],
-                                 "--window applies to training on the recordings themselves (not with --simulate)"),
+                                 "--preset, --window apply to training on the recordings themselves (not with --simulate)"),
     "--select auroc without graphs": (lambda t, run: ["--data", write_recordings(t / "s", n=3), "--select", "auroc"],
                                       "pass them with graphs= (--graphs)"),
     "--graphs on a dataset folder": (lambda t, run: ["--data", _dataset_folder(t), "--graphs", t / "g.csv"],
