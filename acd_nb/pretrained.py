@@ -614,8 +614,10 @@ def _card_general(card: dict) -> list[str]:
              "the value of each Lorenz-96 / VAR series; fMRI BOLD; never a simulator's hidden state.", "",
              "## Model and training", "",
              f"Encoder `{model.get('encoder')}`, decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
-             f"mask model, {model.get('dtype')}. Objective: the negative ELBO"
-             + (f" plus {train.get('edge_loss'):g} x the supervised edge loss" if train.get("edge_loss") else "")
+             f"mask model, {model.get('dtype')}. Objective: "
+             + ("the supervised edge loss alone (the encoder trained; the decoder kept as the run began)"
+                if train.get("elbo") is False else "the negative ELBO"
+                + (f" plus {train.get('edge_loss'):g} x the supervised edge loss" if train.get("edge_loss") else ""))
              + f". {training.get('epochs')} epochs in {format_ci(training.get('minutes'), digits=1)} minutes "
              f"(budget {train.get('minutes')}) on one CPU thread, batch {train.get('batch_size')}, lr {train.get('lr')}; "
              "weights of the epoch with the " + ("highest validation AUROC on the simulators' graphs" if train.get("select") == "auroc"
