@@ -21,6 +21,13 @@ def baselines(row: dict) -> str:
     return f"linear Granger {row['linear_granger']:.3f}" + (f", NGC {row['ngc']:.3f}" if row.get("ngc") is not None else "")
 
 
+def simulated(a: dict) -> str:
+    "The adaptation by simulation of a results.json adaptation entry, as the card states it ('' where it has none)"
+    if "simulated" not in a: return ""
+    return (f", adapted by simulation of {', '.join(a['simulated_systems'])} (`acd train --simulate`) "
+            f"{a['simulated']:.3f} ({a['seconds']['simulated']:.0f} s)")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", default="_reports/general/run")
@@ -55,11 +62,11 @@ if __name__ == "__main__":
                        f"({baselines(row)})" for s, row in r.get("foreign", {}).items()]
                     + ([f"adapted to NetSim without labels: zero-shot {a['zero_shot']:.3f}, Enc+TTA {a['enc+tta']:.3f} "
                         f"({a['tta_steps']} steps, {a['seconds']['enc+tta'] / a['subjects']:.2f} s per subject), fine-tuned "
-                        f"with the ELBO alone {a['fine_tuned']:.3f} ({a['seconds']['fine_tuning']:.0f} s)"]
+                        f"with the ELBO alone {a['fine_tuned']:.3f} ({a['seconds']['fine_tuning']:.0f} s)" + simulated(a)]
                        if (a := r.get("adaptation")) else [])
                     + [f"adapted without labels to a collection of {s} recordings: zero-shot {a['zero_shot']:.3f}, Enc+TTA "
                        f"{a['enc+tta']:.3f}, fine-tuned with the ELBO alone {a['fine_tuned']:.3f} "
-                       f"({a['seconds']['fine_tuning']:.0f} s)" for s, a in r.get("foreign_adaptation", {}).items()])
+                       f"({a['seconds']['fine_tuning']:.0f} s)" + simulated(a) for s, a in r.get("foreign_adaptation", {}).items()])
     folder = export_pretrained(args.run, "general", card_extra={"test": test}, dest=args.dest, overwrite=True)
     size = (folder / "model.pt").stat().st_size
     print(folder, f"model.pt {size / 1e3:.0f} kB", json.dumps({m: test[m]["auroc"] for m in ("enc", "enc+tta")}))
