@@ -261,6 +261,7 @@ def _train(args):
                           "space and rerun the same command to resume") from None
 
 def _train_run(args):
+    if args.simulate is None: args.preset = args.preset or "cpu"  # None so far: `--simulate` refuses a --preset given
     model = {k: v for k, v in dict(encoder=args.encoder, hidden=args.hidden).items() if v is not None}
     train = {k: v for k, v in dict(lr=args.lr, epochs=args.epochs, minutes=args.minutes).items() if v is not None}
     if args.data and _is_recordings(args.data): return _train_recordings(args, model, train)
@@ -272,10 +273,10 @@ def _train_run(args):
         if args.noise is not None:
             raise ValueError("--noise applies to --sim; a --data folder's noise was set by `acd simulate --noise`")
         from acd_nb.commands import train_on_folder
-        res = train_on_folder(args.data, args.preset or "cpu", args.out, args.seed, model, train, args.threads)
+        res = train_on_folder(args.data, args.preset, args.out, args.seed, model, train, args.threads)
     else:
         from acd_nb.train import train_simulated
-        res = train_simulated(args.sim, args.preset or "cpu", args.out, seed=args.seed, noise=args.noise or 0.0, model=model,
+        res = train_simulated(args.sim, args.preset, args.out, seed=args.seed, noise=args.noise or 0.0, model=model,
                               train=train, threads=args.threads)
     last = res["history"][-1] if res["history"] else {}
     print(f"trained {last.get('epoch', 0)} epochs in {last.get('minutes', 0):.1f} min; "
@@ -328,7 +329,7 @@ def _train_recordings(args, model: dict, train: dict):
     _check_out_is_not_input(Path(args.out), args.data)
     if args.simulate: return _adapt_by_simulation(args, model, train)
     if args.patience is not None: train["patience"] = args.patience
-    res = train_recordings(args.data, args.out, args.preset or "cpu", args.seed, args.window, args.stride, _hold_out(args.hold_out),
+    res = train_recordings(args.data, args.out, args.preset, args.seed, args.window, args.stride, _hold_out(args.hold_out),
                            args.time_column, model=model, train=train, threads=args.threads, init=args.init,
                            graphs=args.graphs, select=args.select or "loss")
     history, data = res["history"], res["data"].info
