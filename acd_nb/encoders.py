@@ -17,7 +17,8 @@ from .nn import MLP, EdgeMLP, edge2node, init_linear, offdiag_pair_sum, pair_ind
 from .sims import kuramoto_phases
 
 # %% auto #0
-__all__ = ['MLPEncoder', 'CNNEncoder', 'spd_inverse', 'granger_wald', 'laplacian_wald', 'phase_wald', 'PairStatsEncoder']
+__all__ = ['EVIDENCE', 'MLPEncoder', 'CNNEncoder', 'spd_inverse', 'granger_wald', 'laplacian_wald', 'phase_wald', 'evidence_wald',
+           'PairStatsEncoder']
 
 # %% ../nbs/11_encoders.ipynb #521fad3b
 def _logits_fp32(fc: nn.Linear, x: torch.Tensor) -> torch.Tensor:
@@ -205,6 +206,37 @@ def phase_wald(x: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
     out[..., varies] = t2.reshape(b, k, n, n).permute(0, 3, 2, 1)               # [b, i, j, f]: i -> j
     return out
 
+# the general model's generic Granger evidence (`evidence_wald`): (basis, lags) of ridge regressions of each series'
+# next standardised value on an expansion of all series' recent values
+EVIDENCE = (("linear", 3), ("tanh", 1), ("bumps", 1))
+
+def _expand(v: torch.Tensor, basis: str) -> torch.Tensor:
+    "Basis expansion of standardised values `(B, N, T, F)` -> `(B, N, T, F * k)`, k functions of each value"
+    if basis == "linear": return v
+    if basis == "tanh": return torch.cat([v, torch.tanh(v), torch.tanh(2 * v), v * v - 1], -1)
+    if basis == "bumps": return torch.cat([v] + [torch.exp(-(v - c) ** 2) for c in (-1.5, -0.5, 0.5, 1.5)], -1)
+    raise ValueError(f"unknown basis {basis!r}; choose linear, tanh or bumps")
+
+def evidence_wald(x: torch.Tensor, evidence: tuple[tuple[str, int], ...] = EVIDENCE, ridge: float = 0.05) -> torch.Tensor:
+    """Generic nonlinear Granger evidence of every ordered pair: z-scores `(B, N, N, S)` over each recording's pairs
+
+    For each `(basis, lags)` of `evidence`, one ridge regression per recording predicts every series' next value from
+    the basis expansion of all series' values at the last `lags` steps (`granger_wald`; values standardised over
+    time, features that do not vary left out); `[b, i, j, s]` is log(1 + Wald statistic) of i -> j standardised over
+    the recording's ordered pairs (mean 0, standard deviation 1 over i != j; the diagonal 0)."""
+    b, n, t, f = x.shape
+    v = _standardise_time(x.float())
+    varies = (v.std(2, keepdim=True) > 0.5).to(v.dtype)                       # a constant (padded) feature: (B, N, 1, F)
+    off = ~torch.eye(n, dtype=torch.bool, device=x.device)
+    out = []
+    for basis, lags in evidence:
+        u = _expand(v[:, :, :-1], basis)
+        u = u * varies.repeat(1, 1, 1, u.shape[-1] // f)
+        s = torch.log1p(granger_wald(u, v[:, :, 1:], lags, ridge))[:, off]      # (B, N(N-1))
+        z = (s - s.mean(1, keepdim=True)) / (s.std(1, keepdim=True).nan_to_num(0.0) + 1e-3)
+        out.append(x.new_zeros(b, n, n, dtype=torch.float32).masked_scatter(off.expand(b, n, n), z))
+    return torch.stack(out, -1)
+
 def _mlp(n_in: int, hidden: int, n_out: int, dropout: float = 0.0) -> nn.Sequential:
     "Two layers with ReLU, layer norm between them"
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.LayerNorm(hidden), nn.Dropout(dropout),
@@ -214,20 +246,25 @@ class PairStatsEncoder(nn.Module):
     "Encoder from pair statistics: series `(B, N, T, D)` -> edge-type logits `(B, N(N-1), K)`, any N and length"
     def __init__(self, n_features: int, hidden: int = 64, n_edge_types: int = 2, n_values: int | None = None,
                  channels: int = 8, kernel_size: int = 3, lags: int = 2, ridge: float = 0.05,
-                 horizons: tuple[int, ...] = (1, 3), batch_norm: bool = True, dropout: float = 0.0):
+                 horizons: tuple[int, ...] = (1, 3), batch_norm: bool = True, dropout: float = 0.0,
+                 evidence: bool = False):
         super().__init__()
         self.n_features, self.n_values = n_features, n_values or n_features
         self.channels, self.kernel_size, self.lags, self.ridge = channels, kernel_size, lags, ridge
         self.horizons = tuple(horizons)
+        self.evidence = evidence
         f = self.n_values
         conv = lambda: nn.Sequential(nn.Conv1d(2 * f, 32, kernel_size), nn.ReLU(), nn.Conv1d(32, channels, 1))
         self.past, self.next = conv(), conv()
         n_node = 2 * channels + 1 + (n_features - f)
-        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons) + f)
+        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons) + f + (len(EVIDENCE) if evidence else 0))
         self.edge1 = _mlp(n_pair + 2 * n_node, hidden, hidden, dropout)
         self.node2 = _mlp(2 * hidden + n_node, hidden, hidden, dropout)
         self.edge2 = _mlp(3 * hidden, hidden, hidden, dropout)
         self.fc_out = init_linear(nn.Linear(hidden, n_edge_types))
+        if evidence:  # added to each edge type's logit: evidence_weight * (evidence_mix . the evidence z-scores)
+            self.evidence_weight = nn.Parameter(torch.tensor(0.5413))       # softplus: 1 per z-score unit at first
+            self.evidence_mix = nn.Parameter(torch.zeros(len(EVIDENCE)))     # softmax: a convex combination
 
     def min_steps(self) -> int:
         "Shortest series the convolutions and the VAR accept."
@@ -260,7 +297,9 @@ class PairStatsEncoder(nn.Module):
         if self.n_features > self.n_values: node.append(x[..., self.n_values:].float().mean(2))
         springs = torch.log1p(laplacian_wald(x[..., :self.n_values], self.horizons))    # the values in their own scale
         phases = torch.log1p(phase_wald(x[..., :self.n_values]))
-        pair = torch.cat([cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs, phases], -1)
+        pair = [cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs, phases]
+        if self.evidence: pair.append(evidence_wald(values))              # last: the head reads it there
+        pair = torch.cat(pair, -1)
         return pair, torch.cat(node, -1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -273,4 +312,8 @@ class PairStatsEncoder(nn.Module):
         both = torch.cat([pair[:, send, recv], pair[:, recv, send]], -1)
         e_skip = self.edge1(torch.cat([both, node[:, send], node[:, recv]], -1))
         h = self.node2(torch.cat([edge2node(e_skip, recv, n, "mean"), edge2node(e_skip, send, n, "mean"), node], -1))
-        return _logits_fp32(self.fc_out, self.edge2(torch.cat([h[:, send], h[:, recv], e_skip], -1)))
+        logits = _logits_fp32(self.fc_out, self.edge2(torch.cat([h[:, send], h[:, recv], e_skip], -1)))
+        if not self.evidence: return logits
+        z = pair[:, send, recv, -len(EVIDENCE):]                                # (B, E, S): i -> j
+        evidence = F.softplus(self.evidence_weight) * (z @ torch.softmax(self.evidence_mix, 0))
+        return torch.cat([logits[..., :1], logits[..., 1:] + evidence[..., None]], -1)

@@ -8,8 +8,16 @@ moments), so the widened model computes exactly what the old one did and trainin
 from scratch:
 
     python tools/widen_general.py training/general/last.pt training/general/best.pt acd_nb/pretrained_models/general/model.pt
+
+With `--evidence` it writes a new checkpoint (`--out`, weights only: a run starts from it with `--init` and a
+fresh Adam state) whose config adds the generic Granger evidence (`ACDConfig.evidence`): its z-scores widen the first
+layer as above, and its two parameters in the edge logit take their initial values, so the edge logit is the old one
+plus the weighted evidence and training follows:
+
+    python tools/widen_general.py --evidence training/general/best.pt --out _reports/general/evidence_init.pt
 """
 import argparse
+from pathlib import Path
 
 import torch
 
@@ -24,8 +32,10 @@ def widened(weight: torch.Tensor, n_pair_old: int, n_pair_new: int) -> torch.Ten
     a, b = weight[:, :n_pair_old], weight[:, n_pair_old:2 * n_pair_old]
     return torch.cat([a, added, b, added, weight[:, 2 * n_pair_old:]], 1)
 
-def widen_checkpoint(path: str):
+def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None):
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    if evidence:
+        ckpt = {"config": {**ckpt["config"], "evidence": True}, "model": ckpt["model"]}
     model = ACD(ACDConfig(**ckpt["config"]))
     names = [name for name, _ in model.named_parameters()]
     new_in, old_in = model.state_dict()[LAYER].shape[1], ckpt["model"][LAYER].shape[1]
@@ -34,16 +44,27 @@ def widen_checkpoint(path: str):
     n_pair_new = enc.pair_features(torch.zeros(1, 2, enc.min_steps(), enc.n_features))[0].shape[-1]   # per direction
     n_pair_old = n_pair_new - (new_in - old_in) // 2
     ckpt["model"][LAYER] = widened(ckpt["model"][LAYER], n_pair_old, n_pair_new)
-    model.load_state_dict(ckpt["model"])                                   # every other shape must already agree
+    added = {k: v for k, v in model.state_dict().items() if k not in ckpt["model"]}   # the evidence's, at init
+    model.load_state_dict({**ckpt["model"], **added})                      # every other shape must already agree
+    ckpt["model"] = model.state_dict()
     if "optimizer" in ckpt:
         state = ckpt["optimizer"]["state"][names.index(LAYER)]
         for key in ("exp_avg", "exp_avg_sq"):
             if state[key].shape[1] != old_in: raise SystemExit(f"{path}: optimizer state {key} is not {LAYER}'s")
             state[key] = widened(state[key], n_pair_old, n_pair_new)
-    with atomic_path(path) as tmp: torch.save(ckpt, tmp)
-    print(f"{path}: {LAYER} {old_in} -> {new_in} inputs")
+    target = out or path
+    with atomic_path(target) as tmp: torch.save(ckpt, tmp)
+    print(f"{target}: {LAYER} {old_in} -> {new_in} inputs" + (f", {sorted(added)} added" if added else ""))
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoints", nargs="+")
-    for path in p.parse_args().checkpoints: widen_checkpoint(path)
+    p.add_argument("--evidence", action="store_true", help="add the generic Granger evidence (one checkpoint, --out)")
+    p.add_argument("--out", help="where the checkpoint with the evidence goes (never over an existing file)")
+    args = p.parse_args()
+    if args.evidence:
+        if len(args.checkpoints) != 1 or not args.out: p.error("--evidence widens one checkpoint into --out")
+        if Path(args.out).exists(): p.error(f"{args.out} exists; choose another --out")
+        widen_checkpoint(args.checkpoints[0], True, args.out)
+    else:
+        for path in args.checkpoints: widen_checkpoint(path)
