@@ -298,7 +298,7 @@ class PairStatsEncoder(nn.Module):
         springs = torch.log1p(laplacian_wald(x[..., :self.n_values], self.horizons))    # the values in their own scale
         phases = torch.log1p(phase_wald(x[..., :self.n_values]))
         pair = [cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs, phases]
-        if self.evidence: pair.append(evidence_wald(values))              # last: the head reads it there
+        if self.evidence: pair.append(evidence_wald(values))              # last: `forward` adds it to the logit from there
         pair = torch.cat(pair, -1)
         return pair, torch.cat(node, -1)
 
