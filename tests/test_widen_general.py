@@ -1,5 +1,6 @@
-"""tools/widen_general.py --evidence: a general-model checkpoint carried over to the encoder with the generic Granger
-evidence computes the old edge logits plus the weighted evidence, and never writes over an existing file."""
+"""tools/widen_general.py: a general-model checkpoint carried over to the encoder with the generic Granger evidence
+computes the old edge logits plus the weighted evidence, one carried over to the values' Granger statistic at more lags
+computes the old edge logits, and neither writes over an existing file."""
 import subprocess
 import sys
 
@@ -34,5 +35,23 @@ def test_widened_checkpoint_adds_the_evidence_to_the_old_logits(tmp_path):
     torch.testing.assert_close(after[..., 0], before[..., 0])
     torch.testing.assert_close(after[..., 1], before[..., 1] + evidence, atol=1e-4, rtol=1e-4)
     again = subprocess.run([*TOOL, "--evidence", str(tmp_path / "best.pt"), "--out", str(out)], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert again.returncode != 0 and "exists" in again.stderr
+
+
+def test_widened_checkpoint_with_value_lags_keeps_the_old_logits(tmp_path):
+    seed_everything(0)
+    old = ACD(ACDConfig(**CONFIG)).eval()
+    torch.save({"config": old.cfg.to_dict(), "model": old.state_dict()}, tmp_path / "best.pt")
+    out = tmp_path / "lags.pt"
+    subprocess.run([*TOOL, "--value-lags", "5", str(tmp_path / "best.pt"), "--out", str(out)], check=True, cwd=ROOT)
+    ckpt = torch.load(out, weights_only=False)
+    assert ckpt["config"] == {**old.cfg.to_dict(), "value_lags": 5}
+    new = ACD(ACDConfig(**ckpt["config"])).eval()
+    new.load_state_dict(ckpt["model"])
+    assert new.encoder.edge1[0].in_features == old.encoder.edge1[0].in_features + 2
+    x = torch.cat([torch.randn(3, 5, 40, 2), torch.ones(3, 5, 40, 2)], -1)
+    with torch.no_grad(): torch.testing.assert_close(new.encoder(x), old.encoder(x))
+    again = subprocess.run([*TOOL, "--value-lags", "5", str(tmp_path / "best.pt"), "--out", str(out)], cwd=ROOT,
                            capture_output=True, text=True)
     assert again.returncode != 0 and "exists" in again.stderr

@@ -15,6 +15,9 @@ layer as above, and its two parameters in the edge logit take their initial valu
 plus the weighted evidence and training follows:
 
     python tools/widen_general.py --evidence training/general/best.pt --out _reports/general/evidence_init.pt
+
+`--value-lags L` does the same for the Granger statistic of the values at lags 1..L (`ACDConfig.value_lags`, one
+column per direction, appended after the phase statistics): the widened model's edge logits are the old ones.
 """
 import argparse
 from pathlib import Path
@@ -32,10 +35,13 @@ def widened(weight: torch.Tensor, n_pair_old: int, n_pair_new: int) -> torch.Ten
     a, b = weight[:, :n_pair_old], weight[:, n_pair_old:2 * n_pair_old]
     return torch.cat([a, added, b, added, weight[:, 2 * n_pair_old:]], 1)
 
-def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None):
+def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None, value_lags: int = 0):
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    if evidence:
-        ckpt = {"config": {**ckpt["config"], "evidence": True}, "model": ckpt["model"]}
+    if value_lags and ckpt["config"].get("evidence"):   # its columns would go before the evidence's, not at the end
+        raise SystemExit(f"{path}: has the evidence; value_lags widens a model without it")
+    added_config = {**({"evidence": True} if evidence else {}), **({"value_lags": value_lags} if value_lags else {})}
+    if added_config:
+        ckpt = {"config": {**ckpt["config"], **added_config}, "model": ckpt["model"]}
     model = ACD(ACDConfig(**ckpt["config"]))
     names = [name for name, _ in model.named_parameters()]
     new_in, old_in = model.state_dict()[LAYER].shape[1], ckpt["model"][LAYER].shape[1]
@@ -60,11 +66,13 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoints", nargs="+")
     p.add_argument("--evidence", action="store_true", help="add the generic Granger evidence (one checkpoint, --out)")
-    p.add_argument("--out", help="where the checkpoint with the evidence goes (never over an existing file)")
+    p.add_argument("--value-lags", type=int, default=0,
+                   help="add the Granger statistic of the values at lags 1..L (one checkpoint, --out)")
+    p.add_argument("--out", help="where the widened checkpoint goes (never over an existing file)")
     args = p.parse_args()
-    if args.evidence:
-        if len(args.checkpoints) != 1 or not args.out: p.error("--evidence widens one checkpoint into --out")
+    if args.evidence or args.value_lags:
+        if len(args.checkpoints) != 1 or not args.out: p.error("--evidence and --value-lags widen one checkpoint into --out")
         if Path(args.out).exists(): p.error(f"{args.out} exists; choose another --out")
-        widen_checkpoint(args.checkpoints[0], True, args.out)
+        widen_checkpoint(args.checkpoints[0], args.evidence, args.out, args.value_lags)
     else:
         for path in args.checkpoints: widen_checkpoint(path)
