@@ -55,3 +55,16 @@ def test_widened_checkpoint_with_value_lags_keeps_the_old_logits(tmp_path):
     again = subprocess.run([*TOOL, "--value-lags", "5", str(tmp_path / "best.pt"), "--out", str(out)], cwd=ROOT,
                            capture_output=True, text=True)
     assert again.returncode != 0 and "exists" in again.stderr
+
+
+def test_value_lags_widen_a_model_with_the_evidence_before_its_columns(tmp_path):
+    seed_everything(0)
+    old = ACD(ACDConfig(**CONFIG, evidence=True)).eval()
+    torch.save({"config": old.cfg.to_dict(), "model": old.state_dict()}, tmp_path / "best.pt")
+    out = tmp_path / "lags.pt"
+    subprocess.run([*TOOL, "--value-lags", "5", str(tmp_path / "best.pt"), "--out", str(out)], check=True, cwd=ROOT)
+    ckpt = torch.load(out, weights_only=False)
+    new = ACD(ACDConfig(**ckpt["config"])).eval()
+    new.load_state_dict(ckpt["model"])
+    x = torch.cat([torch.randn(3, 5, 40, 2), torch.ones(3, 5, 40, 2)], -1)
+    with torch.no_grad(): torch.testing.assert_close(new.encoder(x), old.encoder(x))

@@ -17,7 +17,8 @@ plus the weighted evidence and training follows:
     python tools/widen_general.py --evidence training/general/best.pt --out _reports/general/evidence_init.pt
 
 `--value-lags L` does the same for the Granger statistic of the values at lags 1..L (`ACDConfig.value_lags`, one
-column per direction, appended after the phase statistics): the widened model's edge logits are the old ones.
+column per direction, after the phase statistics and before the evidence): the widened model's edge logits are the old
+ones.
 """
 import argparse
 from pathlib import Path
@@ -25,20 +26,20 @@ from pathlib import Path
 import torch
 
 from acd_nb.core import atomic_path
+from acd_nb.encoders import EVIDENCE
 from acd_nb.model import ACD, ACDConfig
 
 LAYER = "encoder.edge1.0.weight"
 
-def widened(weight: torch.Tensor, n_pair_old: int, n_pair_new: int) -> torch.Tensor:
-    "Columns [pair i->j, pair j->i, nodes] with zeros after each pair block: `(H, old)` -> `(H, new)`"
+def widened(weight: torch.Tensor, n_pair_old: int, n_pair_new: int, at: int) -> torch.Tensor:
+    "Columns [pair i->j, pair j->i, nodes] with zeros at column `at` of each pair block: `(H, old)` -> `(H, new)`"
     added = weight.new_zeros(weight.shape[0], n_pair_new - n_pair_old)
     a, b = weight[:, :n_pair_old], weight[:, n_pair_old:2 * n_pair_old]
-    return torch.cat([a, added, b, added, weight[:, 2 * n_pair_old:]], 1)
+    return torch.cat([a[:, :at], added, a[:, at:], b[:, :at], added, b[:, at:], weight[:, 2 * n_pair_old:]], 1)
 
 def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None, value_lags: int = 0):
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    if value_lags and ckpt["config"].get("evidence"):   # its columns would go before the evidence's, not at the end
-        raise SystemExit(f"{path}: has the evidence; value_lags widens a model without it")
+    had_evidence = ckpt["config"].get("evidence", False)
     added_config = {**({"evidence": True} if evidence else {}), **({"value_lags": value_lags} if value_lags else {})}
     if added_config:
         ckpt = {"config": {**ckpt["config"], **added_config}, "model": ckpt["model"]}
@@ -49,7 +50,8 @@ def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None, 
     enc = model.encoder
     n_pair_new = enc.pair_features(torch.zeros(1, 2, enc.min_steps(), enc.n_features))[0].shape[-1]   # per direction
     n_pair_old = n_pair_new - (new_in - old_in) // 2
-    ckpt["model"][LAYER] = widened(ckpt["model"][LAYER], n_pair_old, n_pair_new)
+    at = n_pair_old - (len(EVIDENCE) if had_evidence else 0)               # the encoder keeps the evidence last
+    ckpt["model"][LAYER] = widened(ckpt["model"][LAYER], n_pair_old, n_pair_new, at)
     added = {k: v for k, v in model.state_dict().items() if k not in ckpt["model"]}   # the evidence's, at init
     model.load_state_dict({**ckpt["model"], **added})                      # every other shape must already agree
     ckpt["model"] = model.state_dict()
@@ -57,7 +59,7 @@ def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None, 
         state = ckpt["optimizer"]["state"][names.index(LAYER)]
         for key in ("exp_avg", "exp_avg_sq"):
             if state[key].shape[1] != old_in: raise SystemExit(f"{path}: optimizer state {key} is not {LAYER}'s")
-            state[key] = widened(state[key], n_pair_old, n_pair_new)
+            state[key] = widened(state[key], n_pair_old, n_pair_new, at)
     target = out or path
     with atomic_path(target) as tmp: torch.save(ckpt, tmp)
     print(f"{target}: {LAYER} {old_in} -> {new_in} inputs" + (f", {sorted(added)} added" if added else ""))
