@@ -30,7 +30,7 @@ from .core import atomic_folder, atomic_path, get_preset, name_full_disk, seed_e
 from .data import SPLITS, DatasetConfig, DatasetSplits, Normalizer, load_dataset
 from .infer import encoder_window, window_starts, window_stride
 from .metrics import edge_auroc, format_ci, graph_stats, summarise
-from .recordings import load_series, series_files
+from .recordings import load_series, recording_items
 from .pretrained import (FEATURE_NAMES, LoadedModel, derivation, distribution_notes, edge_loss_trained,
                                list_pretrained, load_model, model_for_features, pretrained_path, prepare_series,
                                simulate_test_set)
@@ -227,8 +227,9 @@ def mark_written(folder: Path, command: str, files=None):
     `command` is the `acd` command that owns the folder."""
     if files is None:
         files = [str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file() and f.name != WRITTEN_BY_ACD]
-    text = (f"written by `acd {command}`; acd writes here again, or replaces the folder with --force, only while it "
-            "holds only these files:\n" + "".join(f"{f}\n" for f in sorted(set(files))))
+    force = ", or replaces the folder with --force," if command == "simulate" else ""
+    text = (f"written by `acd {command}`; acd writes here again{force} only while it holds only these files:\n"
+            + "".join(f"{f}\n" for f in sorted(set(files))))
     with atomic_path(folder / WRITTEN_BY_ACD) as tmp: tmp.write_text(text)
 
 def read_marker(folder: Path) -> tuple[str, set[str] | None] | None:
@@ -618,12 +619,6 @@ class RecordingsFailed(ValueError):
         super().__init__(failed[0]["error"] if len(failed) == 1 else
                          f"none of the {len(failed)} recordings could be used: {shown}")
 
-def _series_items(inputs: list) -> list:
-    "What `inputs` stand for, one recording each: the series files of a single folder in name order, else `inputs`"
-    if len(inputs) == 1 and isinstance(inputs[0], (str, Path)) and Path(inputs[0]).is_dir():
-        return series_files(inputs[0])  # links, fifos and devices among them are named when read
-    return inputs
-
 def _check_out_is_not_input(out: Path, inputs: list):
     "Refuse an `--out` that is, or holds, an input: a rerun would read acd's outputs as recordings"
     target = _resolved(out, "--out")
@@ -645,6 +640,11 @@ def _load_recording(loaded: LoadedModel, item, label: str, method: str, time_col
     missing = series.missing_per_series()
     if any(missing.values()):
         notes.append(f"{label}: missing values per series: " + ", ".join(f"{n} {k}" for n, k in missing.items()))
+    constant = series.constant_series()
+    if constant:
+        one = len(constant) == 1
+        notes.append(f"{label}: {', '.join(constant)} never change{'s' * one}: the recording says nothing of "
+                     f"{'its' if one else 'their'} edges, whose probabilities are the model's guess")
     check_memory(model, series.x.shape, method, label, limit, stride)  # before the features derived from (N, N, T)
     x, prepared = prepare_series(model, series.x, name=label, feature_names=series.feature_names, stride=stride)
     return model, x, series, notes + [f"warning: {w.message}" for w in caught] + prepared
@@ -717,7 +717,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         notes.append(f"--stride {stride} is not used: model {loaded.name!r} has a CNN encoder, which reads the whole "
                      "recording")
         stride = None
-    items = tqdm(_series_items(inputs), desc="reading", unit="recording", disable=not progress, leave=False)
+    items = tqdm(recording_items(inputs), desc="reading", unit="recording", disable=not progress, leave=False)
     labels = []
     for k, item in enumerate(items):  # a long recording takes minutes to prepare: the bar names it meanwhile
         label = Path(item).name if isinstance(item, (str, Path)) else f"input {k}"

@@ -377,6 +377,11 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
                      f"warning: {trained}, more than the {tested} it was tested on: its graphs for so many series are "
                      f"untested (the statistics it reads lose power as the series approach the {cfg.max_window or t} steps it "
                      "reads at once; longer recordings help)")
+    shortest = (((loaded.info.get("data") or {}).get("mixture") or {}).get("n_steps") or [0])[0]
+    if t < shortest:
+        notes.append(f"warning: {name} has {t} time steps, fewer than the {shortest} of the shortest recordings model "
+                     f"{loaded.name!r} was trained on: its statistics are noisy this short and its edge probabilities run "
+                     "high")
     if general: return standardise_samples(x), notes  # no stored units to compare with
     scaled = loaded.normalizer.transform(x).astype(np.float32)
     peak = float(np.nanmax(np.abs(scaled)))
@@ -595,7 +600,7 @@ def _card_general(card: dict) -> list[str]:
              f"One Amortized Causal Discovery model for many kinds of dynamics, trained with acd_nb "
              f"{card.get('acd_nb_version')} on {card.get('date')} on a mixture of simulated systems.", "", "## Use", "",
              f"Infers the directed graph (`[i, j]`: series i causes series j) of any number of series with 1 to "
-             f"{model.get('n_features')} features each, any length from {card.get('min_steps', 14)} steps on. Each "
+             f"{model.get('n_features')} features each, any length from {card['min_steps']} steps on. Each "
              "recording is standardised on its own (each feature's mean over series and time removed, divided by the "
              "recording's standard deviation), so units do not matter; features a series lacks are read as unobserved. "
              + (f"A recording longer than {model['max_window']} steps, the longest it was trained on, is read in windows "
@@ -613,7 +618,9 @@ def _card_general(card: dict) -> list[str]:
              + ". Observed: springs positions x, y; Kuramoto sin φ; "
              "the value of each Lorenz-96 / VAR series; fMRI BOLD; never a simulator's hidden state.", "",
              "## Model and training", "",
-             f"Encoder `{model.get('encoder')}`, decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
+             f"Encoder `{model.get('encoder')}`"
+             + (f" (with the values' Granger statistic at lags 1 to {model['value_lags']})" if model.get("value_lags") else "")
+             + f", decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
              f"mask model, {model.get('dtype')}. Objective: "
              + ("the supervised edge loss alone (the encoder trained; the decoder kept as the run began)"
                 if train.get("elbo") is False else "the negative ELBO"
@@ -677,7 +684,7 @@ def export_pretrained(run_dir, name: str, card_extra: dict | None = None, dest=N
     card = {"name": name, "system": run.get("system"), "acd_nb_version": acd_nb.__version__,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "preset": run.get("preset"),
             "data": run.get("data"),
-            "features": loaded.info["features"], "feature_names": loaded.feature_names,
+            "features": loaded.info["features"], "feature_names": loaded.feature_names, "min_steps": loaded.min_steps,
             "normalizer": loaded.normalizer.to_dict(), "model": loaded.model.cfg.to_dict(),
             "train": _last_train_config(run_dir) or run.get("train"),
             "training": _training_summary(run_dir, loaded), **({"init": run["init"]} if run.get("init") else {}),

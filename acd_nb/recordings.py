@@ -28,8 +28,8 @@ from .infer import window_starts, window_stride
 
 # %% auto #0
 __all__ = ['TIME_NAMES', 'FILE_KINDS', 'SERIES_FILES', 'MIN_READINGS', 'HOLD_OUT', 'GRAPH_LAYOUT', 'UserSeries',
-           'check_regular_file', 'series_files', 'check_readings', 'load_series', 'Recordings', 'read_recordings',
-           'RecordingSplits', 'held_out', 'prepare_recordings', 'read_graphs']
+           'check_regular_file', 'series_files', 'recording_items', 'check_readings', 'load_series', 'Recordings',
+           'read_recordings', 'RecordingSplits', 'held_out', 'prepare_recordings', 'read_graphs']
 
 # %% ../nbs/05_recordings.ipynb #c7f829ec
 @dataclass
@@ -45,6 +45,13 @@ class UserSeries:
     def missing_per_series(self) -> dict[str, int]:
         "Missing (NaN) values per series name, over all samples, steps and features."
         return dict(zip(self.names, np.isnan(self.x).sum((0, 2, 3)).tolist()))
+
+    def constant_series(self) -> list[str]:
+        "Names of the series whose observed values never change over time in some sample (every feature)"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a feature never observed: its range is NaN, not a change
+            spread = np.nanmax(self.x, 2) - np.nanmin(self.x, 2)  # (B, N, D)
+        return [name for name, flat in zip(self.names, (np.nan_to_num(spread) == 0).all(-1).any(0)) if flat]
 
 # %% ../nbs/05_recordings.ipynb #0025b022
 def _array_to_canonical(a: np.ndarray, source: str) -> np.ndarray:
@@ -76,6 +83,23 @@ def _feature_grid(columns: list[str]) -> tuple[list[str], list[str]] | None:
         return None
     return series, features
 
+def _warn_partial_grid(columns: list[str], source: str):
+    """Warn of columns that name a series with several features (`<series>.<feature>`) but do not make the grid of
+    `_feature_grid`: read one column per series, one series' features may show as causing each other"""
+    features = {}
+    for c in columns:
+        s, dot, f = c.rpartition(".")
+        features.setdefault(s if dot else c, []).append(f if dot else "")
+    grouped = next((s for s, fs in features.items() if len(fs) > 1), None)
+    odd = [s for s, fs in features.items() if sorted(fs) != sorted(features.get(grouped, fs))]
+    if grouped is None or not odd: return
+    def listed(s): return ", ".join(f or "no feature (a column of its own)" for f in features[s])
+    warnings.warn(f"{source}: read as {len(columns)} series of one feature each, not as <series>.<feature>: {grouped} "
+                  f"has {listed(grouped)} but " + "; ".join(f"{s} has {listed(s)}" for s in odd[:3])
+                  + (f" (and {len(odd) - 3} more)" if len(odd) > 3 else "")
+                  + f", so an edge between two features of {grouped} may show; give every series the same features to "
+                  "read them as features")
+
 def _clock(column: pd.Series) -> np.ndarray | None:
     """A time column's values as numbers: numbers as they are, dates and times (text such as `2020-01-31 12:00`, any
     time zone) as nanoseconds since 1970 in UTC; None when it holds neither"""
@@ -88,14 +112,26 @@ def _clock(column: pd.Series) -> np.ndarray | None:
     if dates.isna().any(): return None
     return dates.dt.tz_convert(None).to_numpy(dtype="datetime64[ns]").astype(np.int64)
 
+def _counts_up(values: np.ndarray) -> bool:
+    "Whole numbers that rise by the same whole step every row (0, 1, 2, ... or 10, 20, 30, ...)"
+    step = np.diff(values)
+    return bool(np.isfinite(values).all() and (values == np.round(values)).all() and step[0] >= 1 and (step == step[0]).all())
+
 def _check_clock(df: pd.DataFrame, source: str):
     """Refuse a column that looks like the time: numbers that increase every row in a column named like the time
     (`TIME_NAMES`), or dates and times that increase every row under any name. Without `time_column` it would be read
     as a series (or, beside `<series>.<feature>` columns, turn them all into single-feature series), or refused as
-    text without saying what it is"""
+    text without saying what it is. A counter (`_counts_up`) under another name is only warned of: a synthetic ramp
+    is one too"""
     for c in df.columns:
         numeric = pd.api.types.is_numeric_dtype(df[c])
-        if numeric and str(c).strip().lower() not in TIME_NAMES: continue
+        if numeric and str(c).strip().lower() not in TIME_NAMES:
+            if (len(df) > 2 and not pd.api.types.is_bool_dtype(df[c])
+                    and _counts_up(df[c].to_numpy(dtype=np.float64))):
+                warnings.warn(f"{source}: column {str(c)!r} counts up by the same whole step every row, like a row "
+                              f"index or step counter: read as a series; if it is an index, pass --time-column {c} "
+                              f"(time_column={str(c)!r}) to drop it")
+            continue
         clock = _clock(df[c])
         if clock is not None and len(df) > 1 and (np.diff(clock) > 0).all():
             rest = [str(k) for k in df.columns if k != c]
@@ -124,7 +160,9 @@ def _table_to_array(df: pd.DataFrame, source: str,
     if bad: raise ValueError(f"{source}: column(s) {bad} are not numeric")
     by_name = {str(c): c for c in df.columns}
     grid = _feature_grid(list(by_name))
-    if grid is None: return df.to_numpy(dtype=np.float64).T, list(by_name), None
+    if grid is None:
+        _warn_partial_grid(list(by_name), source)
+        return df.to_numpy(dtype=np.float64).T, list(by_name), None
     series, features = grid
     columns = [by_name[f"{s}.{f}"] for s in series for f in features]
     values = df[columns].to_numpy(dtype=np.float64).reshape(len(df), len(series), len(features))
@@ -157,7 +195,9 @@ def _csv_table(path: Path) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: not a regular comma-separated table, every row needs one value per column ({e})"
                          .replace("\n", " ")) from None
-    with open(path, newline="", encoding="utf-8", errors="replace") as f: header = next(csv.reader(f), [])
+    df.columns = [str(c).strip() for c in df.columns]  # "s1 " and "s1" name one series: the space is invisible
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+        header = [h.strip() for h in next(csv.reader(f), [])]
     other = [name for sep, name in ((";", "semicolon"), ("\t", "tab")) if len(header) == 1 and sep in header[0]]
     if other:
         raise ValueError(f"{path}: the header {header[0]!r} looks {other[0]}-separated; acd reads comma-separated CSV "
@@ -239,11 +279,18 @@ def series_files(folder) -> list[Path]:
     """The entries of `folder` named like series files (`SERIES_FILES`), in name order
 
     Links, fifos and devices among them are kept, so that reading them names each (`check_regular_file`) instead of
-    leaving them out unnamed; subfolders are not."""
+    leaving them out unnamed; subfolders are not, nor hidden files (a name starting with '.': e.g. the `._a.csv` that
+    macOS leaves beside `a.csv` on other file systems)."""
     folder = Path(folder)
-    entries = sorted(p for p in folder.iterdir() if p.suffix.lower() in SERIES_FILES and not p.is_dir())
+    entries = sorted(p for p in folder.iterdir()
+                     if p.suffix.lower() in SERIES_FILES and not p.name.startswith(".") and not p.is_dir())
     if not entries: raise FileNotFoundError(f"folder {folder} holds no {', '.join(SERIES_FILES)} files")
     return entries
+
+def recording_items(items: list) -> list:
+    "`items` with each folder among them replaced by its series files (`series_files`): one recording each"
+    return [f for item in items
+            for f in (series_files(item) if isinstance(item, (str, Path)) and Path(item).is_dir() else [item])]
 
 MIN_READINGS = 2  # observed steps a series needs for a model to see it change
 
@@ -266,7 +313,7 @@ def load_series(source, time_column: str | None = None, names: list[str] | None 
     An array, DataFrame, file path, folder of CSVs, or a list of these, one sample each."""
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not items: raise ValueError("no series given")
-    if len(items) == 1 and isinstance(items[0], (str, Path)) and Path(items[0]).is_dir(): items = series_files(items[0])
+    items = recording_items(items)
     arrays, found_names, found_features, sources = [], None, None, []
     for k, item in enumerate(items):
         if isinstance(item, pd.DataFrame):
@@ -347,7 +394,7 @@ def read_recordings(source, time_column: str | None = None, names: list[str] | N
     without names (`.npy`) take their series in the order of `names` or of the first named recording."""
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not items: raise ValueError("no recordings given")
-    if len(items) == 1 and isinstance(items[0], (str, Path)) and Path(items[0]).is_dir(): items = series_files(items[0])
+    items = recording_items(items)
     loaded = []
     for k, item in enumerate(items):
         one = load_series(item, time_column=time_column, min_steps=1)
@@ -368,10 +415,10 @@ def read_recordings(source, time_column: str | None = None, names: list[str] | N
         if pick is not None: x = x[:, pick]
         if (one.feature_names or None) != (first.feature_names or None):
             if one.feature_names is None or first.feature_names is None:
-                raise ValueError(f"{label} has {x.shape[-1]} feature(s) per series "
-                                 f"{'without' if one.feature_names is None else 'named ' + ', '.join(one.feature_names)}"
-                                 f" but {first_label} has {first.feature_names or x.shape[-1]}: name the columns "
-                                 "<series>.<feature> alike in every recording")
+                def named(rec): return "unnamed" if rec.feature_names is None else "named " + ", ".join(rec.feature_names)
+                raise ValueError(f"{label} has {x.shape[-1]} feature(s) per series {named(one)} but {first_label} has "
+                                 f"{first.x.shape[-1]} {named(first)}: name the columns <series>.<feature> alike in "
+                                 "every recording")
             x = x[..., _in_order(one.feature_names, first.feature_names, "feature", label, first_label)]
         if x.shape[-1] != first.x.shape[-1]:
             raise ValueError(f"{label} has {x.shape[-1]} feature(s) per series but {first_label} has "

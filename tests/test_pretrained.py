@@ -88,3 +88,14 @@ def test_general_model_says_when_a_recording_has_more_series_than_it_was_tested_
     assert any(n.startswith("warning: ") and f"more than the {tested} it was tested on" in n for n in notes), notes
     _, notes = prepare_series(general, rng.normal(size=(1, high, 60, 1)))
     assert not any("was trained on" in n for n in notes), notes
+
+
+@pytest.mark.skipif("general" not in SHIPPED, reason="the general model is not shipped")
+def test_general_model_warns_of_recordings_shorter_than_it_was_trained_on():
+    "On 10 steps of independent noise the general model put 18 of 20 edges above 0.5: a user is told the length is why"
+    general, rng = load_model("general"), np.random.default_rng(0)
+    shortest = general.info["data"]["mixture"]["n_steps"][0]
+    _, notes = prepare_series(general, rng.normal(size=(1, 5, shortest - 1, 1)))
+    assert any(n.startswith(f"warning: input has {shortest - 1} time steps, fewer than the {shortest}") for n in notes), notes
+    _, notes = prepare_series(general, rng.normal(size=(1, 5, shortest, 1)))
+    assert not any("fewer than the" in n for n in notes), notes
