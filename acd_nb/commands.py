@@ -694,6 +694,14 @@ def _decoder_caveat(loaded: LoadedModel, advice: str) -> list[str]:
             f"predict best under the true graph, and fits through it lowered AUROC below Enc's where measured (its "
             f"card); {advice}"]
 
+def _replaced_outputs(out: Path) -> list[str]:
+    "A note naming the earlier `acd infer` outputs in `out` that a run there replaces (none: no note)"
+    marker = read_marker(out) if out.is_dir() else None
+    earlier = sorted(n for n in (marker[1] or ()) if (out / n).is_file()) if marker and marker[0] == "infer" else []
+    if not earlier: return []
+    return [f"{out} holds an earlier `acd infer`'s {len(earlier)} output file(s) ({_shown(earlier)}): this run replaces "
+            "them; give another --out to keep them"]
+
 def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_column: str | None = None,
                 tta_steps: int | None = None, tta_lr: float | None = None, progress: bool = False, verbose: bool = True,
                 figures: bool = True, stride: int | None = None) -> dict:
@@ -739,6 +747,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
         if sample != (f"{Path(multi.group(1)).stem}_{multi.group(2)}" if multi else Path(source).stem):
             notes.append(f"{Path(source).name} is written as {sample}_edges.csv")
     planned = ["summary.json"] + [f"{s}{end}" for s in samples for end in ("_edges.csv", "_graph.png")[:1 + figures]]
+    notes += _replaced_outputs(out)
     offsets = np.cumsum([0] + [len(series.x) for _, _, series in ready])
     groups = {}  # recordings one model reads at one shape are inferred together
     for i, (model, x, series) in enumerate(ready):
