@@ -1351,6 +1351,11 @@ def train_recordings(source, out_dir=None, preset: str | Preset = "cpu", seed: i
             raise ValueError(f"--init model reads windows of {fixed} steps (MLP encoder): --window {window} cannot change it")
         # an encoder that reads any length (the general model): the longest windows it was trained on, or the
         # shortest recording where that is shorter (the preset's windows, 49 steps at cpu, would halve its view)
+        if window is None and fixed is None and start.cfg.max_window and min(recs.lengths) < start.cfg.max_window:
+            k = int(np.argmin(recs.lengths))  # one short recording shortens every window: the user is told which
+            caveats.append(f"training windows are {recs.lengths[k]} steps, the length of the shortest recording "
+                           f"({recs.sources[k]}), where the model reads up to {start.cfg.max_window}: leave it out to "
+                           "train on longer windows")
         window = window or fixed or (start.cfg.max_window and min(start.cfg.max_window, min(recs.lengths)))
     window = window or p.steps_train
     if per_sample:  # the general model: each recording standardised on its own, the features it lacks unobserved
