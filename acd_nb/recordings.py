@@ -102,15 +102,21 @@ def _warn_partial_grid(columns: list[str], source: str):
 
 def _clock(column: pd.Series) -> np.ndarray | None:
     """A time column's values as numbers: numbers as they are, dates and times (text such as `2020-01-31 12:00`, any
-    time zone) as nanoseconds since 1970 in UTC; None when it holds neither"""
+    time zone) as nanoseconds since 1970 in UTC; None when it holds neither
+
+    Dates such as 03/04/2020 are read month first unless only day first makes them increase (31/01/2020, 01/02/2020)."""
     if pd.api.types.is_bool_dtype(column): return None
     if pd.api.types.is_numeric_dtype(column): return column.to_numpy(dtype=np.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas warns when it parses each date on its own (format="mixed")
-        try: dates = pd.to_datetime(column, utc=True, format="mixed")
-        except (ValueError, TypeError, OverflowError): return None
-    if dates.isna().any(): return None
-    return dates.dt.tz_convert(None).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+    readings = []
+    for dayfirst in (False, True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pandas warns when it parses each date on its own (format="mixed")
+            try: dates = pd.to_datetime(column, utc=True, format="mixed", dayfirst=dayfirst)
+            except (ValueError, TypeError, OverflowError): continue
+        if dates.isna().any(): continue
+        readings.append(dates.dt.tz_convert(None).to_numpy(dtype="datetime64[ns]").astype(np.int64))
+        if (np.diff(readings[-1]) > 0).all(): return readings[-1]
+    return readings[0] if readings else None
 
 def _counts_up(values: np.ndarray) -> bool:
     "Whole numbers that rise by the same whole step every row (0, 1, 2, ... or 10, 20, 30, ...)"
@@ -154,10 +160,21 @@ def _table_to_array(df: pd.DataFrame, source: str,
         if clock is None or not (np.diff(clock) > 0).all():
             raise ValueError(f"{source}: time column {time_column!r} must hold numbers, or dates and times, "
                              "strictly increasing from row to row")
+        steps = np.diff(clock)
+        if len(steps) and steps.max() > 1.5 * np.median(steps):  # a gap, or another sampling rate in part
+            k = int(np.argmax(steps))
+            warnings.warn(f"{source}: time column {time_column!r} jumps by {steps[k] / np.median(steps):.1f} times its "
+                          f"usual step after row {k + 1} below the header: acd reads the rows as equally spaced in time "
+                          "(write missing readings as rows of NaN)")
         df = df.drop(columns=[time_column])
     else: _check_clock(df, source)
     bad = [str(c) for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
-    if bad: raise ValueError(f"{source}: column(s) {bad} are not numeric")
+    if bad:
+        column = df[next(c for c in df.columns if str(c) == bad[0])]
+        text = pd.to_numeric(column, errors="coerce").isna() & column.notna()
+        first = f" ({bad[0]} holds {column[text].iloc[0]!r} in row {int(np.argmax(text.to_numpy())) + 1} below the header)" \
+            if text.any() else ""
+        raise ValueError(f"{source}: column(s) {bad} are not numeric{first}")
     by_name = {str(c): c for c in df.columns}
     grid = _feature_grid(list(by_name))
     if grid is None:
@@ -202,6 +219,9 @@ def _csv_table(path: Path) -> pd.DataFrame:
     if other:
         raise ValueError(f"{path}: the header {header[0]!r} looks {other[0]}-separated; acd reads comma-separated CSV "
                          "files")
+    if header and header[0].startswith("#"):
+        raise ValueError(f"{path}: the first line ({header[0]!r}) looks like a comment; acd reads the first line as the "
+                         "names of the series: remove the comment lines")
     if header and all(h.strip() and _is_number(h) for h in header):
         shown = ", ".join(header[:4]) + (", ..." if len(header) > 4 else "")
         raise ValueError(f"{path}: the first row ({shown}) holds numbers, not series names: is the header missing? acd "
