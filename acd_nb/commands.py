@@ -685,7 +685,8 @@ def _infer_in_batches(loaded: LoadedModel, x: np.ndarray, method: str, limit: fl
     "Edge probabilities `(B, N, N)` of prepared series `x (B, N, T, D)`, in batches that fit in `limit` bytes"
     from acd_nb.infer import infer
     batch = max(1, min(512, int(limit // check_memory(loaded, x.shape, method, "input", limit, stride))))
-    return infer(loaded.model, x, method, batch_size=batch, stride=stride, **kwargs).numpy()
+    return infer(loaded.model, x, method, batch_size=batch, stride=stride, max_series=loaded.max_series,
+                 **kwargs).numpy()
 
 def _decoder_caveat(loaded: LoadedModel, advice: str) -> list[str]:
     "A note for a model trained with a supervised edge loss (the general model), whose decoder a fit goes through"

@@ -10,7 +10,7 @@ Docs: https://acd-nb.github.io/acd_nb/infer.html.md"""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from itertools import repeat
+from itertools import combinations, repeat
 
 import numpy as np
 import torch
@@ -19,10 +19,11 @@ from tqdm.auto import tqdm
 from .core import check_series, get_preset, seed_everything
 from .data import fill_missing
 from .metrics import edge_accuracy, edge_auroc, mse_per_horizon, summarise
+from .nn import pair_index
 
 # %% auto #0
-__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'window_stride', 'window_starts', 'encode_windows', 'split_observed',
-           'infer_logits', 'infer', 'predict_future', 'evaluate']
+__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'window_stride', 'series_subsets', 'window_starts', 'encode_windows',
+           'split_observed', 'infer_logits', 'infer', 'predict_future', 'evaluate']
 
 # %% ../nbs/15_infer.ipynb #1e709de0
 @contextmanager
@@ -111,6 +112,13 @@ def window_stride(window: int, stride: int | None = None) -> int:
         raise ValueError(f"stride must be between 1 and the encoder's window of {window} steps, got {stride}")
     return stride
 
+def series_subsets(n_series: int, most: int) -> list[np.ndarray]:
+    """Subsets of at most `most` of `n_series` series in which every pair meets: consecutive blocks of `most // 2`
+    series, every two of them together"""
+    if most < 2: raise ValueError(f"a subset needs at least 2 series, got {most}")
+    blocks = np.array_split(np.arange(n_series), -(-n_series // (most // 2)))
+    return [np.concatenate(pair) for pair in combinations(blocks, 2)]
+
 def window_starts(n_steps: int, window: int, stride: int | None = None) -> list[int]:
     "First steps of the windows of `window` steps, `stride` apart, over `n_steps` steps; the last ends at the last step."
     starts = list(range(0, n_steps - window + 1, window_stride(window, stride)))
@@ -118,10 +126,24 @@ def window_starts(n_steps: int, window: int, stride: int | None = None) -> list[
 
 @torch.no_grad()
 def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
-                   stride: int | None = None) -> torch.Tensor:
-    """Encoder logits `(B, N(N-1), K)` of `x (B, N, T, D)`, in windows where the encoder has a window
+                   stride: int | None = None, max_series: int | None = None) -> torch.Tensor:
+    """Encoder logits `(B, N(N-1), K)` of `x (B, N, T, D)`, in windows where the encoder has a window, and in subsets
+    of series (`series_subsets`) where N is above `max_series`
 
-    The windows' edge-type probabilities are averaged (see above); `observed (B, N, T, D)` is cut alike."""
+    The windows' (subsets') edge-type probabilities are averaged (see above); `observed (B, N, T, D)` is cut alike."""
+    n = x.shape[1]
+    if max_series is not None and n > max_series:
+        summed = x.new_zeros(x.shape[0], n, n, model.cfg.n_edge_types)
+        held = x.new_zeros(n, n, 1)  # subsets holding each pair
+        for subset in series_subsets(n, max_series):
+            idx = torch.as_tensor(subset, device=x.device)
+            send, recv = pair_index(len(idx), x.device)
+            probs = encode_windows(model, x[:, idx], None if observed is None else observed[:, idx], stride).softmax(-1)
+            summed[:, idx[send], idx[recv]] += probs
+            held[idx[send], idx[recv]] += 1
+        send, recv = pair_index(n, x.device)
+        probs = summed[:, send, recv] / held[send, recv]
+        return probs.clamp_min(torch.finfo(probs.dtype).tiny).log()
     window, t = encoder_window(model), x.shape[2]
     masked = lambda m: {} if m is None else {"observed": m}
     with frozen(model):
@@ -153,12 +175,12 @@ def split_observed(x, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 def infer_logits(model, x, method: str = "enc", steps: int | None = None, lr: float | None = None,
                  batch_size: int = 512, seed: int = 0, progress: bool = True, stride: int | None = None,
-                 observed: torch.Tensor | None = None) -> torch.Tensor:
+                 observed: torch.Tensor | None = None, max_series: int | None = None) -> torch.Tensor:
     """Edge-type logits `(B, N(N-1), K)` of series `x (B, N, T, D)` by `method`
 
     `method` is `'enc'`, `'tta'` or `'enc+tta'`. `x` may hold NaN (missing values), or be `split_observed`'s filled
     values with their `observed` mask, and be longer than the encoder's window (read `stride` steps apart, see
-    `encode_windows`)."""
+    `encode_windows`); more than `max_series` series are encoded in subsets (TTA then fits all of them at once)."""
     if method not in METHODS: raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     device = next(model.parameters()).device
     if observed is None: x, observed = split_observed(x, device)
@@ -170,7 +192,7 @@ def infer_logits(model, x, method: str = "enc", steps: int | None = None, lr: fl
     out = []
     masks = repeat(None) if observed is None else observed.split(batch_size)
     for chunk, mask in zip(x.split(batch_size), masks):
-        init = None if method == "tta" else encode_windows(model, chunk, mask, stride)
+        init = None if method == "tta" else encode_windows(model, chunk, mask, stride, max_series)
         out.append(init if method == "enc" else tta(model, chunk, init, steps, lr, seed=seed, progress=progress,
                                                     observed=mask))
     return torch.cat(out)

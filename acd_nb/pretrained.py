@@ -92,6 +92,14 @@ class LoadedModel:
         enc = self.model.encoder
         return enc.min_steps() if hasattr(enc, "min_steps") else self.model.cfg.n_steps
 
+    @property
+    def max_series(self) -> int | None:
+        """Most series a mixture model reads at once: the most its card was tested on, else trained on; more are read
+        in subsets (`acd_nb.infer.encode_windows`). None (any number at once) for a model of one system"""
+        mixture = (self.info.get("data") or {}).get("mixture")
+        if not mixture: return None
+        return max([mixture["n_nodes"][1], *((self.info.get("meta") or {}).get("test") or {}).get("n_nodes", [])])
+
 def _read_json(path: Path) -> dict:
     try: obj = json.loads(path.read_text())
     except ValueError as e: raise ValueError(f"{path} is not valid JSON ({e})") from None
@@ -369,14 +377,14 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
                      "its weights are shared over all pairs of series, but it never saw this count")
     mixed_nodes = ((loaded.info.get("data") or {}).get("mixture") or {}).get("n_nodes")
     if mixed_nodes is not None and not mixed_nodes[0] <= n <= mixed_nodes[1]:
-        tested = max([mixed_nodes[1], *((loaded.info.get("meta") or {}).get("test") or {}).get("n_nodes", [])])
+        tested = loaded.max_series
         trained = f"model {loaded.name!r} was trained on {mixed_nodes[0]} to {mixed_nodes[1]} series and {name} has {n}"
         notes.append(f"{trained}, fewer than it saw: its weights are shared over all pairs of series, but its card does "
                      "not cover this count" if n < mixed_nodes[0] else
                      f"{trained}: its card gives its AUROC up to {tested} series" if n <= tested else
-                     f"warning: {trained}, more than the {tested} it was tested on: its graphs for so many series are "
-                     f"untested (the statistics it reads lose power as the series approach the {cfg.max_window or t} steps it "
-                     "reads at once; longer recordings help)")
+                     f"warning: {trained}, more than the {tested} it was tested on: it reads them in overlapping subsets of "
+                     f"at most {tested} (every pair of series in one), each pair judged given the series of its subset "
+                     "only; its graphs for so many series are untested")
     shortest = (((loaded.info.get("data") or {}).get("mixture") or {}).get("n_steps") or [0])[0]
     if t < shortest:
         notes.append(f"warning: {name} has {t} time steps, fewer than the {shortest} of the shortest recordings model "
