@@ -375,7 +375,8 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
     if trained_nodes is not None and n != trained_nodes:
         notes.append(f"model {loaded.name!r} was trained on {trained_nodes} series and {name} has {n}: "
                      "its weights are shared over all pairs of series, but it never saw this count")
-    mixed_nodes = ((loaded.info.get("data") or {}).get("mixture") or {}).get("n_nodes")
+    mixture = (loaded.info.get("data") or {}).get("mixture") or {}
+    mixed_nodes = mixture.get("n_nodes")
     if mixed_nodes is not None and not mixed_nodes[0] <= n <= mixed_nodes[1]:
         tested = loaded.max_series
         trained = f"model {loaded.name!r} was trained on {mixed_nodes[0]} to {mixed_nodes[1]} series and {name} has {n}"
@@ -385,7 +386,7 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
                      f"warning: {trained}, more than the {tested} it was tested on: it reads them in overlapping subsets of "
                      f"at most {tested} (every pair of series in one), each pair judged given the series of its subset "
                      "only; its graphs for so many series are untested")
-    shortest = (((loaded.info.get("data") or {}).get("mixture") or {}).get("n_steps") or [0])[0]
+    shortest = mixture.get("n_steps", [0])[0]
     if t < shortest:
         notes.append(f"warning: {name} has {t} time steps, fewer than the {shortest} of the shortest recordings model "
                      f"{loaded.name!r} was trained on: its statistics are noisy this short and its edge probabilities run "

@@ -91,8 +91,9 @@ def _warn_partial_grid(columns: list[str], source: str):
         s, dot, f = c.rpartition(".")
         features.setdefault(s if dot else c, []).append(f if dot else "")
     grouped = next((s for s, fs in features.items() if len(fs) > 1), None)
-    odd = [s for s, fs in features.items() if sorted(fs) != sorted(features.get(grouped, fs))]
-    if grouped is None or not odd: return
+    if grouped is None: return
+    odd = [s for s, fs in features.items() if sorted(fs) != sorted(features[grouped])]
+    if not odd: return
     def listed(s): return ", ".join(f or "no feature (a column of its own)" for f in features[s])
     warnings.warn(f"{source}: read as {len(columns)} series of one feature each, not as <series>.<feature>: {grouped} "
                   f"has {listed(grouped)} but " + "; ".join(f"{s} has {listed(s)}" for s in odd[:3])
@@ -168,13 +169,12 @@ def _table_to_array(df: pd.DataFrame, source: str,
                           "(write missing readings as rows of NaN)")
         df = df.drop(columns=[time_column])
     else: _check_clock(df, source)
-    bad = [str(c) for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
+    bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
     if bad:
-        column = df[next(c for c in df.columns if str(c) == bad[0])]
-        text = pd.to_numeric(column, errors="coerce").isna() & column.notna()
-        first = f" ({bad[0]} holds {column[text].iloc[0]!r} in row {int(np.argmax(text.to_numpy())) + 1} below the header)" \
-            if text.any() else ""
-        raise ValueError(f"{source}: column(s) {bad} are not numeric{first}")
+        text = pd.to_numeric(df[bad[0]], errors="coerce").isna() & df[bad[0]].notna()  # the cells that are no number
+        first = (f" ({bad[0]} holds {df[bad[0]][text].iloc[0]!r} in row {int(np.argmax(text.to_numpy())) + 1} below "
+                 "the header)" if text.any() else "")
+        raise ValueError(f"{source}: column(s) {[str(c) for c in bad]} are not numeric{first}")
     by_name = {str(c): c for c in df.columns}
     grid = _feature_grid(list(by_name))
     if grid is None:
