@@ -58,12 +58,13 @@ def evaluate_model(loaded: LoadedModel, x, edges, method: str = "enc", steps: in
                    progress: bool = False) -> tuple[dict, dict]:
     """Score `loaded` on scaled test series `x (B, N, T, D)` against `edges (B, N, N)`
 
-    `acd_nb.infer.evaluate` from the model's `infer_steps`.
+    `acd_nb.infer.evaluate` from the model's `infer_steps`; more series than the model was tested on
+    (`LoadedModel.max_series`) are encoded in subsets, as `acd infer` reads them.
     Returns `(metrics, outputs)`: metrics with per-sample 95% CIs (JSON-ready); outputs `probs (B, N, N)`,
     `pred (B, N, T - infer_steps, D)` (None when `T <= infer_steps`) and `auroc_per_sample (B,)`."""
     from acd_nb.infer import evaluate
     full, outputs = evaluate(loaded.model, x, edges, method, loaded.infer_steps, return_outputs=True,
-                             steps=steps, lr=lr, progress=progress)
+                             steps=steps, lr=lr, progress=progress, max_series=loaded.max_series)
     res = {"method": method, "n_samples": full["n_samples"], "infer_steps": full["infer_steps"], "auroc": full["auroc"],
            "auroc_per_sample": _json_ci(full["auroc_per_sample"]),
            "accuracy": _json_ci(full["accuracy_per_sample"])}

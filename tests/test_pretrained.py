@@ -99,3 +99,16 @@ def test_general_model_warns_of_recordings_shorter_than_it_was_trained_on():
     assert any(n.startswith(f"warning: input has {shortest - 1} time steps, fewer than the {shortest}") for n in notes), notes
     _, notes = prepare_series(general, rng.normal(size=(1, 5, shortest, 1)))
     assert not any("fewer than the" in n for n in notes), notes
+
+
+@pytest.mark.skipif("general" not in SHIPPED, reason="the general model is not shipped")
+def test_evaluate_model_reads_more_series_than_tested_in_subsets_as_infer_does():
+    "acd evaluate of a 60-series dataset scores the graph acd infer gives it (subsets of the tested N), not the whole"
+    from acd_nb.commands import evaluate_model
+    general, rng = load_model("general"), np.random.default_rng(0)
+    n = general.max_series + 10
+    x, _ = prepare_series(general, rng.normal(size=(1, n, general.infer_steps, 1)).cumsum(2))
+    edges = (rng.random((1, n, n)) < 0.05).astype(float)
+    _, outputs = evaluate_model(general, x, edges)
+    np.testing.assert_allclose(outputs["probs"], infer(general.model, x, max_series=general.max_series).numpy(), atol=1e-6)
+    assert not np.allclose(outputs["probs"], infer(general.model, x).numpy(), atol=1e-3)
