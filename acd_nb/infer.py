@@ -145,18 +145,24 @@ def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
         probs = summed[:, send, recv] / held[send, recv]
         return probs.clamp_min(torch.finfo(probs.dtype).tiny).log()
     window, t = encoder_window(model), x.shape[2]
-    masked = lambda m: {} if m is None else {"observed": m}
+    if window is None or t == window or (t < window and model.cfg.encoder != "mlp"):
+        with frozen(model): return model.encode(x, **({} if observed is None else {"observed": observed})).float()
+    if t < window:
+        raise ValueError(f"the recording has {t} time steps but this model's encoder reads {window} at once: "
+                         f"give at least {window} steps")
+    probs = _windows_probs(model, x, observed, window, stride)
+    if model.cfg.encoder != "mlp":  # it reads any length: also in windows twice as long (whole up to that), see above
+        long = min(2 * window, t)
+        probs = (probs + _windows_probs(model, x, observed, long, None if stride is None else min(2 * stride, long))) / 2
+    return probs.clamp_min(torch.finfo(probs.dtype).tiny).log()
+
+def _windows_probs(model, x: torch.Tensor, observed: torch.Tensor | None, window: int, stride: int | None) -> torch.Tensor:
+    "Mean edge-type probabilities `(B, N(N-1), K)` of the windows of `window` steps of `x (B, N, T, D)`, in one batch"
+    starts = window_starts(x.shape[2], window, stride)
+    def stack(a): return torch.cat([a[:, :, s:s + window] for s in starts])  # (windows * B, N, window, D)
     with frozen(model):
-        if window is None or t == window or (t < window and model.cfg.encoder != "mlp"):
-            return model.encode(x, **masked(observed)).float()
-        if t < window:
-            raise ValueError(f"the recording has {t} time steps but this model's encoder reads {window} at once: "
-                             f"give at least {window} steps")
-        starts = window_starts(t, window, stride)
-        def stack(a): return torch.cat([a[:, :, s:s + window] for s in starts])  # (windows * B, N, window, D)
-        logits = model.encode(stack(x), **masked(None if observed is None else stack(observed))).float()
-        probs = logits.softmax(-1).unflatten(0, (len(starts), x.shape[0])).mean(0)
-        return probs.clamp_min(torch.finfo(probs.dtype).tiny).log()
+        logits = model.encode(stack(x), **({} if observed is None else {"observed": stack(observed)})).float()
+    return logits.softmax(-1).unflatten(0, (len(starts), x.shape[0])).mean(0)
 
 def split_observed(x, device=None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Series `(B, N, T, D)` that may hold NaN -> filled float tensor and mask (None when nothing is missing)

@@ -95,7 +95,7 @@ class ACDConfig:
     mean_messages: bool = False  # the MLP decoder averages incoming messages (`MLPDecoder`): one scale at any N
     last_change: bool = False  # the MLP decoder also reads each value's last change x[t] - x[t-1] (`MLPDecoder`)
     max_window: int | None = None  # an encoder that reads any length, trained on at most this many steps: longer
-                                   # recordings are read in windows of it (`acd_nb.infer.encode_windows`)
+                                   # recordings are read in windows of it and of twice it (`acd_nb.infer.encode_windows`)
     evidence: bool = False  # the pair-statistics encoder reads generic nonlinear Granger evidence and adds it, weighted,
                             # to its edge logit (`PairStatsEncoder`)
     value_lags: int = 0  # the pair-statistics encoder also reads a Granger statistic of the values at lags 1..value_lags

@@ -613,7 +613,8 @@ def _card_general(card: dict) -> list[str]:
              "recording is standardised on its own (each feature's mean over series and time removed, divided by the "
              "recording's standard deviation), so units do not matter; features a series lacks are read as unobserved. "
              + (f"A recording longer than {model['max_window']} steps, the longest it was trained on, is read in windows "
-                f"of {model['max_window']} steps, {model['max_window'] // 2} apart, their edge probabilities averaged. "
+                f"of {model['max_window']} steps, {model['max_window'] // 2} apart, and of {2 * model['max_window']} "
+                f"(whole up to that), the mean edge probabilities of the two sizes averaged. "
                 if model.get("max_window") else "")
              + f"`acd infer --pretrained {card['name']} --input FILE --out DIR`.", "", "## Data", "",
              f"{data.get('n_groups')} training batches of {mix.get('batch_size')} samples (seed {data.get('data_seed')}), "
