@@ -130,7 +130,8 @@ def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
     """Encoder logits `(B, N(N-1), K)` of `x (B, N, T, D)`, in windows where the encoder has a window, and in subsets
     of series (`series_subsets`) where N is above `max_series`
 
-    The windows' (subsets') edge-type probabilities are averaged (see above); `observed (B, N, T, D)` is cut alike."""
+    The windows' (subsets') edge-type probabilities are averaged (see above); an encoder that reads any length is
+    also read in windows twice its `max_window` and the two sizes averaged. `observed (B, N, T, D)` is cut alike."""
     n = x.shape[1]
     if max_series is not None and n > max_series:
         summed = x.new_zeros(x.shape[0], n, n, model.cfg.n_edge_types)
