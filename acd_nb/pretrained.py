@@ -368,9 +368,12 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
         stride = window_stride(window, stride)
         reads = (f"(MLP encoder) reads {window} time steps at once" if cfg.encoder == "mlp" else
                  f"was trained on recordings of at most {window} time steps")
+        long = min(2 * window, t)  # an encoder that reads any length: also in windows twice as long (encode_windows)
+        twice = ("" if cfg.encoder == "mlp" else " and whole" if long == t else
+                 f" and in {len(window_starts(t, long, min(2 * stride, long)))} windows of {long} steps {2 * stride} apart")
         notes.append(f"model {loaded.name!r} {reads}: the {t} steps are read in "
-                     f"{len(window_starts(t, window, stride))} windows {stride} steps apart, their edge probabilities "
-                     "averaged")
+                     f"{len(window_starts(t, window, stride))} windows {stride} steps apart{twice}, their edge "
+                     "probabilities averaged")
     trained_nodes = ((loaded.info.get("data") or {}).get("sim") or {}).get("n_nodes")
     if trained_nodes is not None and n != trained_nodes:
         notes.append(f"model {loaded.name!r} was trained on {trained_nodes} series and {name} has {n}: "

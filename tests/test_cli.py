@@ -236,7 +236,8 @@ def test_general_model_reads_a_long_recording_in_windows(tmp_path, capsys):
         tmp_path / "long.csv", index=False)
     assert main(["infer", "--pretrained", "general", "--input", str(tmp_path / "long.csv"), "--out", str(tmp_path / "o"),
                  "--no-figures"]) == 0
-    assert "trained on recordings of at most 100 time steps: the 600 steps are read in 11 windows 50 steps apart" in \
+    assert "trained on recordings of at most 100 time steps: the 600 steps are read in 11 windows 50 steps apart and in " \
+        "5 windows of 200 steps 100 apart, their edge probabilities averaged" in \
         capsys.readouterr().out
     probs = pd.read_csv(tmp_path / "o" / "long_edges.csv", index_col=0).to_numpy()
     assert edge_auroc(probs[None], sim["edges"]) > 0.9

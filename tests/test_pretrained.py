@@ -112,3 +112,12 @@ def test_evaluate_model_reads_more_series_than_tested_in_subsets_as_infer_does()
     _, outputs = evaluate_model(general, x, edges)
     np.testing.assert_allclose(outputs["probs"], infer(general.model, x, max_series=general.max_series).numpy(), atol=1e-6)
     assert not np.allclose(outputs["probs"], infer(general.model, x).numpy(), atol=1e-3)
+
+
+@pytest.mark.skipif("general" not in SHIPPED, reason="the general model is not shipped")
+def test_general_model_note_names_both_window_sizes():
+    "A recording between one and two of the general model's windows long is read in windows of 100 and whole"
+    general, rng = load_model("general"), np.random.default_rng(0)
+    _, notes = prepare_series(general, rng.normal(size=(1, 5, 150, 1)))
+    assert any(n.endswith("the 150 steps are read in 2 windows 50 steps apart and whole, their edge probabilities "
+                          "averaged") for n in notes), notes
