@@ -22,8 +22,8 @@ from .metrics import edge_accuracy, edge_auroc, mse_per_horizon, summarise
 from .nn import pair_index
 
 # %% auto #0
-__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'window_stride', 'series_subsets', 'window_starts', 'encode_windows',
-           'split_observed', 'infer_logits', 'infer', 'predict_future', 'evaluate']
+__all__ = ['METHODS', 'frozen', 'tta', 'encoder_window', 'window_stride', 'series_subsets', 'window_starts', 'window_sizes',
+           'encode_windows', 'split_observed', 'infer_logits', 'infer', 'predict_future', 'evaluate']
 
 # %% ../nbs/15_infer.ipynb #1e709de0
 @contextmanager
@@ -124,6 +124,21 @@ def window_starts(n_steps: int, window: int, stride: int | None = None) -> list[
     starts = list(range(0, n_steps - window + 1, window_stride(window, stride)))
     return starts if starts[-1] == n_steps - window else starts + [n_steps - window]
 
+def window_sizes(model, n_steps: int, stride: int | None = None) -> list[tuple[int, int]]:
+    """`(window, stride)` of each size of window a recording of `n_steps` is read in (see above); none: read whole
+
+    The MLP encoder: its `n_steps`. An encoder that reads any length and has a `max_window`: that and twice it (whole
+    up to that), `stride` doubled."""
+    window = encoder_window(model)
+    if window is None or n_steps == window or (n_steps < window and model.cfg.encoder != "mlp"): return []
+    if n_steps < window:
+        raise ValueError(f"the recording has {n_steps} time steps but this model's encoder reads {window} at once: "
+                         f"give at least {window} steps")
+    sizes = [(window, window_stride(window, stride))]
+    if model.cfg.encoder == "mlp": return sizes
+    long = min(2 * window, n_steps)
+    return sizes + [(long, min(2 * sizes[0][1], long))]
+
 @torch.no_grad()
 def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
                    stride: int | None = None, max_series: int | None = None) -> torch.Tensor:
@@ -145,16 +160,10 @@ def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
         send, recv = pair_index(n, x.device)
         probs = summed[:, send, recv] / held[send, recv]
         return probs.clamp_min(torch.finfo(probs.dtype).tiny).log()
-    window, t = encoder_window(model), x.shape[2]
-    if window is None or t == window or (t < window and model.cfg.encoder != "mlp"):
+    sizes = window_sizes(model, x.shape[2], stride)
+    if not sizes:
         with frozen(model): return model.encode(x, **({} if observed is None else {"observed": observed})).float()
-    if t < window:
-        raise ValueError(f"the recording has {t} time steps but this model's encoder reads {window} at once: "
-                         f"give at least {window} steps")
-    probs = _windows_probs(model, x, observed, window, stride)
-    if model.cfg.encoder != "mlp":  # it reads any length: also in windows twice as long (whole up to that), see above
-        long = min(2 * window, t)
-        probs = (probs + _windows_probs(model, x, observed, long, None if stride is None else min(2 * stride, long))) / 2
+    probs = torch.stack([_windows_probs(model, x, observed, window, step) for window, step in sizes]).mean(0)
     return probs.clamp_min(torch.finfo(probs.dtype).tiny).log()
 
 def _windows_probs(model, x: torch.Tensor, observed: torch.Tensor | None, window: int, stride: int | None) -> torch.Tensor:

@@ -24,7 +24,7 @@ import numpy as np
 import acd_nb
 from .core import atomic_folder, check_series, to_json_safe
 from .data import Normalizer, feature_stats, fill_missing, missing_mask
-from .infer import encoder_window, infer, window_starts, window_stride
+from .infer import encoder_window, infer, window_sizes, window_starts
 from .metrics import edge_auroc, format_ci
 from .model import ACD
 from .sims import SimConfig, add_observation_noise, kuramoto_phase, kuramoto_phases, scale_omega, simulate
@@ -365,14 +365,13 @@ def prepare_series(loaded: LoadedModel, x, name: str = "input", feature_names: l
                          f"{cfg.n_features} ({', '.join(loaded.feature_names)}){hint}{_models_reading(d)}")
     window = encoder_window(loaded.model)
     if window is not None and t > window:
-        stride = window_stride(window, stride)
+        (_, stride), *twice = window_sizes(loaded.model, t, stride)
         reads = (f"(MLP encoder) reads {window} time steps at once" if cfg.encoder == "mlp" else
                  f"was trained on recordings of at most {window} time steps")
-        long = min(2 * window, t)  # an encoder that reads any length: also in windows twice as long (encode_windows)
-        twice = ("" if cfg.encoder == "mlp" else " and whole" if long == t else
-                 f" and in {len(window_starts(t, long, min(2 * stride, long)))} windows of {long} steps {2 * stride} apart")
+        also = "".join(" and whole" if long == t else f" and in {len(window_starts(t, long, step))} windows of {long} "
+                       f"steps {step} apart" for long, step in twice)
         notes.append(f"model {loaded.name!r} {reads}: the {t} steps are read in "
-                     f"{len(window_starts(t, window, stride))} windows {stride} steps apart{twice}, their edge "
+                     f"{len(window_starts(t, window, stride))} windows {stride} steps apart{also}, their edge "
                      "probabilities averaged")
     trained_nodes = ((loaded.info.get("data") or {}).get("sim") or {}).get("n_nodes")
     if trained_nodes is not None and n != trained_nodes:
