@@ -803,7 +803,8 @@ _SYSTEM_PARTS["additive"] = (_additive_draw, _additive_rollout, True)
 MIXTURE_SYSTEMS = ("springs", "kuramoto", "lorenz96_random", "var", "var_nonlinear", "fmri", "maps",
                    "var_lagged", "additive")
 OBSERVED_FEATURES = {"springs": (0, 1), "kuramoto": (1,), "lorenz96": (0,), "lorenz96_random": (0,), "var": (0,),
-                     "var_nonlinear": (0,), "fmri": (0,), "maps": (0,), "var_lagged": (0,), "additive": (0,)}
+                     "var_nonlinear": (0,), "fmri": (0,), "maps": (0,), "var_lagged": (0,), "additive": (0,),
+                     "var_persistent": (0,)}
 # what a user records: positions, sin φ, values, BOLD
 
 def _check_range(name: str, pair, low: float, high: float | None = None):
@@ -866,6 +867,9 @@ def _group_config(system: str, n: int, t: int, cfg: MixtureConfig, rng: np.rando
     if system == "var":
         others = int(np.clip(round(degree), 1, n - 1))
         return SimConfig(system, n_nodes=n, n_steps=t, var_sparsity=(others + 1.5) / n), 1.0
+    if system == "var_persistent":                                        # the lag-per-edge VAR, drawn as above
+        return SimConfig("var_lagged", n_nodes=n, n_steps=t, edge_prob=density, lvar_max_lag=int(rng.integers(1, 3)),
+                         lvar_self=0.97, lvar_coef=rng.uniform(0.15, 0.8)), 1.0
     if system in ("var_nonlinear", "maps", "var_lagged", "additive"):   # discrete in time: one step is one lag
         return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density), 1.0
     tr = 0.1 * max(1, round(15 * scale))                                   # fmri: 1.5 s x scale, whole 0.1 s steps
