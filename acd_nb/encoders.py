@@ -247,17 +247,17 @@ class PairStatsEncoder(nn.Module):
     def __init__(self, n_features: int, hidden: int = 64, n_edge_types: int = 2, n_values: int | None = None,
                  channels: int = 8, kernel_size: int = 3, lags: int = 2, ridge: float = 0.05,
                  horizons: tuple[int, ...] = (1, 3), batch_norm: bool = True, dropout: float = 0.0,
-                 evidence: bool = False, value_lags: int = 0):
+                 evidence: bool = False, value_lags: int = 0, values_at_lag1: bool = False):
         super().__init__()
         self.n_features, self.n_values = n_features, n_values or n_features
         self.channels, self.kernel_size, self.lags, self.ridge = channels, kernel_size, lags, ridge
         self.horizons = tuple(horizons)
-        self.evidence, self.value_lags = evidence, value_lags
+        self.evidence, self.value_lags, self.values_at_lag1 = evidence, value_lags, values_at_lag1
         f = self.n_values
         conv = lambda: nn.Sequential(nn.Conv1d(2 * f, 32, kernel_size), nn.ReLU(), nn.Conv1d(32, channels, 1))
         self.past, self.next = conv(), conv()
         n_node = 2 * channels + 1 + (n_features - f)
-        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons) + f + (1 if value_lags else 0)
+        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons) + f + (1 if value_lags else 0) + int(values_at_lag1)
                       + (len(EVIDENCE) if evidence else 0))
         self.edge1 = _mlp(n_pair + 2 * n_node, hidden, hidden, dropout)
         self.node2 = _mlp(2 * hidden + n_node, hidden, hidden, dropout)
@@ -301,6 +301,8 @@ class PairStatsEncoder(nn.Module):
         pair = [cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs, phases]
         if self.value_lags:   # causes that act several steps later (a lag per edge, slow responses)
             pair.append(torch.log1p(granger_wald(values[:, :, :-1], values[:, :, 1:], self.value_lags, self.ridge))[..., None])
+        if self.values_at_lag1:   # a VAR(1)'s own test: a tenth of the regressors of item 1's at N = 10, 4 times the power
+            pair.append(torch.log1p(granger_wald(values[:, :, :-1], values[:, :, 1:], 1, self.ridge))[..., None])
         if self.evidence: pair.append(evidence_wald(values))              # last: `forward` adds it to the logit from there
         pair = torch.cat(pair, -1)
         return pair, torch.cat(node, -1)

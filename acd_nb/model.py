@@ -65,7 +65,8 @@ def draw_architecture(ax=None):
 ENCODERS = {"mlp": lambda cfg, n_features, **kw: MLPEncoder(cfg.n_steps, n_features, **kw),
             "cnn": lambda cfg, n_features, **kw: CNNEncoder(n_features, **kw),
             "stats": lambda cfg, n_features, **kw: PairStatsEncoder(n_features, n_values=min(cfg.n_features, n_features),
-                                                                 evidence=cfg.evidence, value_lags=cfg.value_lags, **kw)}
+                                                                 evidence=cfg.evidence, value_lags=cfg.value_lags,
+                                                                 values_at_lag1=cfg.values_at_lag1, **kw)}
 DECODERS = {"mlp": lambda cfg: MLPDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.hidden, cfg.hidden,
                                           cfg.dropout, cfg.mean_messages, cfg.last_change),
             "gru": lambda cfg: GRUDecoder(cfg.n_features, cfg.n_edge_types, cfg.hidden, cfg.gru_burn_in, cfg.dropout),
@@ -99,6 +100,7 @@ class ACDConfig:
     evidence: bool = False  # the pair-statistics encoder reads generic nonlinear Granger evidence and adds it, weighted,
                             # to its edge logit (`PairStatsEncoder`)
     value_lags: int = 0  # the pair-statistics encoder also reads a Granger statistic of the values at lags 1..value_lags
+    values_at_lag1: bool = False  # ... and one of the values at lag 1 alone (a linear VAR(1)'s test)
 
     def __post_init__(self):
         if self.prior is not None: self.prior = tuple(float(p) for p in self.prior)
@@ -118,6 +120,8 @@ class ACDConfig:
         need(not self.evidence or self.encoder == "stats", f"evidence is an option of the pair-statistics encoder, not of {self.encoder!r}")
         need(self.value_lags >= 0 and (not self.value_lags or self.encoder == "stats"),
              f"value_lags (>= 0) is an option of the pair-statistics encoder, got {self.value_lags} for {self.encoder!r}")
+        need(not self.values_at_lag1 or self.encoder == "stats",
+             f"values_at_lag1 is an option of the pair-statistics encoder, not of {self.encoder!r}")
         need(self.n_edge_types >= 2, f"n_edge_types must be >= 2 (type 0 is 'no edge'), got {self.n_edge_types}")
         need(self.hidden >= 1, f"hidden must be >= 1, got {self.hidden}")
         need(self.tau > 0, f"tau must be > 0, got {self.tau}")
@@ -143,6 +147,7 @@ class ACDConfig:
         if d["max_window"] is None: del d["max_window"]
         if not d["evidence"]: del d["evidence"]
         if not d["value_lags"]: del d["value_lags"]
+        if not d["values_at_lag1"]: del d["values_at_lag1"]
         return d
 
     @classmethod

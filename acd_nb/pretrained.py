@@ -603,6 +603,12 @@ def _card_scaling(card: dict) -> list[str]:
         lines.append(f"| {', '.join(names[k] if k < len(names) else str(k) for k in group)} | {lo:.6g} | {hi:.6g} |")
     return lines
 
+def _value_statistics(model: dict) -> str:
+    "' (with the values' Granger statistic at ...)' of a card's model config, '' when it reads neither"
+    lags = ([f"lags 1 to {model['value_lags']}"] if model.get("value_lags") else []) + \
+           (["lag 1 alone"] if model.get("values_at_lag1") else [])
+    return f" (with the values' Granger statistic at {' and at '.join(lags)})" if lags else ""
+
 def _card_general(card: dict) -> list[str]:
     "The card of a model trained on a mixture of systems (`acd_nb.train.train_mixture`): use, data, training, tests"
     data, model, training = card.get("data") or {}, card.get("model") or {}, card.get("training") or {}
@@ -631,7 +637,7 @@ def _card_general(card: dict) -> list[str]:
              "the value of each Lorenz-96 / VAR series; fMRI BOLD; never a simulator's hidden state.", "",
              "## Model and training", "",
              f"Encoder `{model.get('encoder')}`"
-             + (f" (with the values' Granger statistic at lags 1 to {model['value_lags']})" if model.get("value_lags") else "")
+             + _value_statistics(model)
              + f", decoder `{model.get('decoder')}`, hidden size {model.get('hidden')}, "
              f"mask model, {model.get('dtype')}. Objective: "
              + ("the supervised edge loss alone (the encoder trained; the decoder kept as the run began)"

@@ -1,6 +1,6 @@
 """tools/widen_general.py: a general-model checkpoint carried over to the encoder with the generic Granger evidence
 computes the old edge logits plus the weighted evidence, one carried over to the values' Granger statistic at more lags
-computes the old edge logits, and neither writes over an existing file."""
+or at lag 1 alone computes the old edge logits, and none writes over an existing file."""
 import subprocess
 import sys
 
@@ -68,3 +68,24 @@ def test_value_lags_widen_a_model_with_the_evidence_before_its_columns(tmp_path)
     new.load_state_dict(ckpt["model"])
     x = torch.cat([torch.randn(3, 5, 40, 2), torch.ones(3, 5, 40, 2)], -1)
     with torch.no_grad(): torch.testing.assert_close(new.encoder(x), old.encoder(x))
+
+
+def test_values_at_lag1_widens_after_the_lags_column_and_keeps_the_old_logits(tmp_path):
+    seed_everything(0)
+    old = ACD(ACDConfig(**CONFIG, value_lags=5)).eval()
+    torch.save({"config": old.cfg.to_dict(), "model": old.state_dict()}, tmp_path / "best.pt")
+    out = tmp_path / "lag1.pt"
+    subprocess.run([*TOOL, "--values-at-lag1", str(tmp_path / "best.pt"), "--out", str(out)], check=True, cwd=ROOT)
+    ckpt = torch.load(out, weights_only=False)
+    assert ckpt["config"] == {**old.cfg.to_dict(), "values_at_lag1": True}
+    new = ACD(ACDConfig(**ckpt["config"])).eval()
+    new.load_state_dict(ckpt["model"])
+    assert new.encoder.edge1[0].in_features == old.encoder.edge1[0].in_features + 2
+    x = torch.cat([torch.randn(3, 5, 40, 2), torch.ones(3, 5, 40, 2)], -1)
+    with torch.no_grad(): torch.testing.assert_close(new.encoder(x), old.encoder(x))
+    # each direction's block gains one zero column at its end (no evidence here), after the lags column
+    n_old = old.encoder.pair_features(torch.zeros(1, 2, 10, 4))[0].shape[-1]
+    w_new, w_old = ckpt["model"]["encoder.edge1.0.weight"], old.state_dict()["encoder.edge1.0.weight"]
+    for first_old, first_new in ((0, 0), (n_old, n_old + 1)):
+        assert (w_new[:, first_new + n_old] == 0).all()
+        torch.testing.assert_close(w_new[:, first_new:first_new + n_old], w_old[:, first_old:first_old + n_old])

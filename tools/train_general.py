@@ -33,13 +33,16 @@ if __name__ == "__main__":
                    help="the encoder reads the generic Granger evidence (ACDConfig.evidence; tools/widen_general.py --evidence)")
     p.add_argument("--value-lags", type=int, default=0,
                    help="the encoder reads the values' Granger statistic at lags 1..L (ACDConfig.value_lags; tools/widen_general.py)")
+    p.add_argument("--values-at-lag1", action="store_true",
+                   help="the encoder also reads the values' Granger statistic at lag 1 alone (ACDConfig.values_at_lag1)")
     p.add_argument("--systems", default=",".join(MIXTURE_SYSTEMS), help="the mixture's systems, comma-separated")
     args = p.parse_args()
     torch.set_num_threads(1)
     res = train_mixture(args.out, MixtureConfig(**MIXTURE, systems=tuple(args.systems.split(","))), n_groups=args.groups, n_valid_groups=args.valid_groups,
                         max_steps=MAX_STEPS, cache_dir=args.cache, init=args.init,
                         model={**({"evidence": True} if args.evidence else {}),
-                               **({"value_lags": args.value_lags} if args.value_lags else {})} or None,
+                               **({"value_lags": args.value_lags} if args.value_lags else {}),
+                               **({"values_at_lag1": True} if args.values_at_lag1 else {})} or None,
                         train={"minutes": args.minutes, "edge_loss": args.edge_loss, "progress": False,
                                **({"elbo": False} if args.no_elbo else {}),
                                **({"lr": args.lr} if args.lr else {})})

@@ -18,7 +18,10 @@ plus the weighted evidence and training follows:
 
 `--value-lags L` does the same for the Granger statistic of the values at lags 1..L (`ACDConfig.value_lags`, one
 column per direction, after the phase statistics and before the evidence): the widened model's edge logits are the old
-ones.
+ones. `--values-at-lag1` adds the values' statistic at lag 1 alone (`ACDConfig.values_at_lag1`) the same way, after
+the lags-1..L column:
+
+    python tools/widen_general.py --values-at-lag1 training/general_lags/best.pt --out _reports/lag1/init.pt
 """
 import argparse
 from pathlib import Path
@@ -37,10 +40,12 @@ def widened(weight: torch.Tensor, n_pair_old: int, n_pair_new: int, at: int) -> 
     a, b = weight[:, :n_pair_old], weight[:, n_pair_old:2 * n_pair_old]
     return torch.cat([a[:, :at], added, a[:, at:], b[:, :at], added, b[:, at:], weight[:, 2 * n_pair_old:]], 1)
 
-def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None, value_lags: int = 0):
+def widen_checkpoint(path: str, evidence: bool = False, out: str | None = None, value_lags: int = 0,
+                     values_at_lag1: bool = False):
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
     had_evidence = ckpt["config"].get("evidence", False)
-    added_config = {**({"evidence": True} if evidence else {}), **({"value_lags": value_lags} if value_lags else {})}
+    added_config = {**({"evidence": True} if evidence else {}), **({"value_lags": value_lags} if value_lags else {}),
+                    **({"values_at_lag1": True} if values_at_lag1 else {})}
     if added_config:
         ckpt = {"config": {**ckpt["config"], **added_config}, "model": ckpt["model"]}
     model = ACD(ACDConfig(**ckpt["config"]))
@@ -70,11 +75,14 @@ if __name__ == "__main__":
     p.add_argument("--evidence", action="store_true", help="add the generic Granger evidence (one checkpoint, --out)")
     p.add_argument("--value-lags", type=int, default=0,
                    help="add the Granger statistic of the values at lags 1..L (one checkpoint, --out)")
+    p.add_argument("--values-at-lag1", action="store_true",
+                   help="add the Granger statistic of the values at lag 1 alone (one checkpoint, --out)")
     p.add_argument("--out", help="where the widened checkpoint goes (never over an existing file)")
     args = p.parse_args()
-    if args.evidence or args.value_lags:
-        if len(args.checkpoints) != 1 or not args.out: p.error("--evidence and --value-lags widen one checkpoint into --out")
+    if args.evidence or args.value_lags or args.values_at_lag1:
+        if len(args.checkpoints) != 1 or not args.out:
+            p.error("--evidence, --value-lags and --values-at-lag1 widen one checkpoint into --out")
         if Path(args.out).exists(): p.error(f"{args.out} exists; choose another --out")
-        widen_checkpoint(args.checkpoints[0], args.evidence, args.out, args.value_lags)
+        widen_checkpoint(args.checkpoints[0], args.evidence, args.out, args.value_lags, args.values_at_lag1)
     else:
         for path in args.checkpoints: widen_checkpoint(path)
