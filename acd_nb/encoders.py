@@ -301,7 +301,7 @@ class PairStatsEncoder(nn.Module):
         pair = [cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs, phases]
         if self.value_lags:   # causes that act several steps later (a lag per edge, slow responses)
             pair.append(torch.log1p(granger_wald(values[:, :, :-1], values[:, :, 1:], self.value_lags, self.ridge))[..., None])
-        if self.values_at_lag1:   # a VAR(1)'s own test: a tenth of the regressors of item 1's at N = 10, 4 times the power
+        if self.values_at_lag1:   # a VAR(1)'s own test: N regressors per effect where item 1 has 4N
             pair.append(torch.log1p(granger_wald(values[:, :, :-1], values[:, :, 1:], 1, self.ridge))[..., None])
         if self.evidence: pair.append(evidence_wald(values))              # last: `forward` adds it to the logit from there
         pair = torch.cat(pair, -1)
