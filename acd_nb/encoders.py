@@ -252,12 +252,16 @@ class PairStatsEncoder(nn.Module):
         self.n_features, self.n_values = n_features, n_values or n_features
         self.channels, self.kernel_size, self.lags, self.ridge = channels, kernel_size, lags, ridge
         self.horizons = tuple(horizons)
-        self.evidence, self.value_lags, self.values_at_lag1 = evidence, value_lags, values_at_lag1
+        self.evidence, self.value_lags = evidence, value_lags
+        # the values' Granger statistics, one column each: at lags 1..value_lags (causes that act several steps later:
+        # a lag per edge, slow responses), then at lag 1 alone (a VAR(1)'s own test: N regressors per effect where
+        # item 1 has 4N)
+        self.value_lag_counts = ((value_lags,) if value_lags else ()) + ((1,) if values_at_lag1 else ())
         f = self.n_values
         conv = lambda: nn.Sequential(nn.Conv1d(2 * f, 32, kernel_size), nn.ReLU(), nn.Conv1d(32, channels, 1))
         self.past, self.next = conv(), conv()
         n_node = 2 * channels + 1 + (n_features - f)
-        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons) + f + (1 if value_lags else 0) + int(values_at_lag1)
+        n_pair = 2 * (channels * channels + f * channels + 2 + len(self.horizons) + f + len(self.value_lag_counts)
                       + (len(EVIDENCE) if evidence else 0))
         self.edge1 = _mlp(n_pair + 2 * n_node, hidden, hidden, dropout)
         self.node2 = _mlp(2 * hidden + n_node, hidden, hidden, dropout)
@@ -299,10 +303,8 @@ class PairStatsEncoder(nn.Module):
         springs = torch.log1p(laplacian_wald(x[..., :self.n_values], self.horizons))    # the values in their own scale
         phases = torch.log1p(phase_wald(x[..., :self.n_values]))
         pair = [cross, coupling, log_wald[..., None], wald[..., None].clamp(max=50.0) / 10, springs, phases]
-        if self.value_lags:   # causes that act several steps later (a lag per edge, slow responses)
-            pair.append(torch.log1p(granger_wald(values[:, :, :-1], values[:, :, 1:], self.value_lags, self.ridge))[..., None])
-        if self.values_at_lag1:   # a VAR(1)'s own test: N regressors per effect where item 1 has 4N
-            pair.append(torch.log1p(granger_wald(values[:, :, :-1], values[:, :, 1:], 1, self.ridge))[..., None])
+        pair += [torch.log1p(granger_wald(values[:, :, :-1], values[:, :, 1:], lags, self.ridge))[..., None]
+                 for lags in self.value_lag_counts]
         if self.evidence: pair.append(evidence_wald(values))              # last: `forward` adds it to the logit from there
         pair = torch.cat(pair, -1)
         return pair, torch.cat(node, -1)
