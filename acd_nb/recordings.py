@@ -148,6 +148,37 @@ def _check_clock(df: pd.DataFrame, source: str):
             raise ValueError(f"{source}: column {str(c)!r}{beside} looks like the time (it {what}): pass "
                              f"--time-column {c} (time_column={str(c)!r}) to drop it{series}")
 
+_DAY_NS = 86_400 * 10**9
+
+def _trading_days(clock: np.ndarray) -> np.ndarray | None:
+    """Steps between rows in business days when the clock (`_clock`'s nanoseconds) is a daily business-day calendar,
+    every row on a weekday and most a business day after the last (prices, trading volumes); else None"""
+    if len(clock) < 2 or (clock % _DAY_NS != clock[0] % _DAY_NS).any(): return None  # not one reading a day at one hour
+    days = (clock // _DAY_NS).astype("datetime64[D]")
+    if not np.is_busday(days).all(): return None
+    steps = np.busday_count(days[:-1], days[1:])
+    return steps if np.median(steps) == 1 else None
+
+def _warn_time_gap(clock: np.ndarray, dates: bool, source: str, time_column: str):
+    """Warn when the time column jumps beyond its usual step (a gap, or another sampling rate in part): acd reads the
+    rows as equally spaced
+
+    A business-day calendar (`_trading_days`) counts in business days, where weekends are no gap and neither are up
+    to two weekday holidays in a row (exchanges close on their own holidays, which acd cannot know)."""
+    steps = np.diff(clock)
+    if len(steps) == 0: return
+    trading = _trading_days(clock) if dates else None
+    if trading is not None:
+        if trading.max() <= 3: return
+        k = int(np.argmax(trading))
+        jump = f"jumps by {trading[k]} business days"
+    else:
+        if steps.max() <= 1.5 * np.median(steps): return
+        k = int(np.argmax(steps))
+        jump = f"jumps by {steps[k] / np.median(steps):.1f} times its usual step"
+    warnings.warn(f"{source}: time column {time_column!r} {jump} after row {k + 1} below the header: acd reads the "
+                  "rows as equally spaced in time (write missing readings as rows of NaN)")
+
 def _table_to_array(df: pd.DataFrame, source: str,
                     time_column: str | None) -> tuple[np.ndarray, list[str], list[str] | None]:
     """Table, one row per time step -> array, series names and feature names (None without `<series>.<feature>`)
@@ -161,12 +192,7 @@ def _table_to_array(df: pd.DataFrame, source: str,
         if clock is None or not (np.diff(clock) > 0).all():
             raise ValueError(f"{source}: time column {time_column!r} must hold numbers, or dates and times, "
                              "strictly increasing from row to row")
-        steps = np.diff(clock)
-        if len(steps) and steps.max() > 1.5 * np.median(steps):  # a gap, or another sampling rate in part
-            k = int(np.argmax(steps))
-            warnings.warn(f"{source}: time column {time_column!r} jumps by {steps[k] / np.median(steps):.1f} times its "
-                          f"usual step after row {k + 1} below the header: acd reads the rows as equally spaced in time "
-                          "(write missing readings as rows of NaN)")
+        _warn_time_gap(clock, not pd.api.types.is_numeric_dtype(df[time_column]), source, time_column)
         df = df.drop(columns=[time_column])
     else: _check_clock(df, source)
     bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])]
