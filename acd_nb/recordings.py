@@ -153,7 +153,7 @@ _DAY_NS = 86_400 * 10**9
 def _trading_days(clock: np.ndarray) -> np.ndarray | None:
     """Steps between rows in business days when the clock (`_clock`'s nanoseconds) is a daily business-day calendar,
     every row on a weekday and most a business day after the last (prices, trading volumes); else None"""
-    if len(clock) < 2 or (clock % _DAY_NS != clock[0] % _DAY_NS).any(): return None  # not one reading a day at one hour
+    if (clock % _DAY_NS != clock[0] % _DAY_NS).any(): return None  # not one reading a day at one hour
     days = (clock // _DAY_NS).astype("datetime64[D]")
     if not np.is_busday(days).all(): return None
     steps = np.busday_count(days[:-1], days[1:])
@@ -165,18 +165,14 @@ def _warn_time_gap(clock: np.ndarray, dates: bool, source: str, time_column: str
 
     A business-day calendar (`_trading_days`) counts in business days, where weekends are no gap and neither are up
     to two weekday holidays in a row (exchanges close on their own holidays, which acd cannot know)."""
-    steps = np.diff(clock)
-    if len(steps) == 0: return
+    if len(clock) < 2: return
     trading = _trading_days(clock) if dates else None
-    if trading is not None:
-        if trading.max() <= 3: return
-        k = int(np.argmax(trading))
-        jump = f"jumps by {trading[k]} business days"
-    else:
-        if steps.max() <= 1.5 * np.median(steps): return
-        k = int(np.argmax(steps))
-        jump = f"jumps by {steps[k] / np.median(steps):.1f} times its usual step"
-    warnings.warn(f"{source}: time column {time_column!r} {jump} after row {k + 1} below the header: acd reads the "
+    steps = np.diff(clock) if trading is None else trading
+    usual = np.median(steps)
+    if steps.max() <= (3 if trading is not None else 1.5 * usual): return
+    k = int(np.argmax(steps))
+    jump = f"{steps[k]} business days" if trading is not None else f"{steps[k] / usual:.1f} times its usual step"
+    warnings.warn(f"{source}: time column {time_column!r} jumps by {jump} after row {k + 1} below the header: acd reads the "
                   "rows as equally spaced in time (write missing readings as rows of NaN)")
 
 def _table_to_array(df: pd.DataFrame, source: str,
