@@ -128,6 +128,10 @@ def _add_recordings_options(train):
                      "without training on the recordings: its encoder learns from simulations shaped like them (their "
                      "series, lengths and features) of these simulators, comma-separated (e.g. fmri for BOLD recordings), "
                      "or 'mixture' for all of its mixture's, supervised by the simulations' graphs")
+    rec.add_argument("--self-train", action="store_true", default=None,
+                     help="adapt the --init model (default pretrained:general) to the recordings without labels: its "
+                          "encoder learns to read windows of each recording (--window, default half the shortest) as it "
+                          "read the whole recording before training; the last epoch is kept")
     rec.add_argument("--graphs", help="known graphs, for scoring only: a folder with a CSV per recording named like it, "
                      "or one CSV for all (header row of series names, one row per series named in the first column; "
                      "rows cause, columns effect, 0/1); history.json then records the validation AUROC per epoch")
@@ -261,7 +265,8 @@ def _train(args):
                           "space and rerun the same command to resume") from None
 
 def _train_run(args):
-    if args.simulate is None: args.preset = args.preset or "cpu"  # None so far: `--simulate` refuses a --preset given
+    if args.simulate is None and args.self_train is None:  # None so far: `--simulate`, `--self-train` refuse a --preset
+        args.preset = args.preset or "cpu"
     model = {k: v for k, v in dict(encoder=args.encoder, hidden=args.hidden).items() if v is not None}
     train = {k: v for k, v in dict(lr=args.lr, epochs=args.epochs, minutes=args.minutes).items() if v is not None}
     if args.data and _is_recordings(args.data): return _train_recordings(args, model, train)
@@ -304,7 +309,8 @@ def _evaluate(args):
     print(format_evaluation(res))
 
 # %% ../nbs/42_cli.ipynb #014cb99e
-RECORDINGS_ONLY = ("time_column", "window", "stride", "hold_out", "patience", "init", "simulate", "graphs", "select")  # of `acd train` on recordings
+RECORDINGS_ONLY = ("time_column", "window", "stride", "hold_out", "patience", "init", "simulate", "self_train", "graphs",
+                   "select")  # of `acd train` on recordings
 
 def _is_recordings(data: list[str]) -> bool:
     "Whether `acd train --data` names a user's recordings, not a dataset folder of `acd simulate`"
@@ -327,7 +333,9 @@ def _train_recordings(args, model: dict, train: dict):
     from acd_nb.train import train_recordings
     if args.noise is not None: raise ValueError("--noise applies to --sim; a user's recordings have the noise they have")
     _check_out_is_not_input(Path(args.out), args.data)
+    if args.simulate and args.self_train: raise ValueError("--simulate and --self-train are two ways to adapt: choose one")
     if args.simulate: return _adapt_by_simulation(args, model, train)
+    if args.self_train: return _adapt_by_self_training(args, model, train)
     if args.patience is not None: train["patience"] = args.patience
     res = train_recordings(args.data, args.out, args.preset, args.seed, args.window, args.stride, _hold_out(args.hold_out),
                            args.time_column, model=model, train=train, threads=args.threads, init=args.init,
@@ -354,6 +362,20 @@ def _adapt_by_simulation(args, model: dict, train: dict):
           f"{mix.n_steps[0]} to {mix.n_steps[1]} steps); {len(history)} epochs in "
           f"{history[-1]['minutes'] if history else 0:.1f} min; kept epoch {best.get('epoch')} (validation AUROC "
           f"{best.get('valid_auroc', float('nan')):.3f} on simulations): {Path(args.out) / 'best.pt'}; card: "
+          f"{Path(args.out) / 'card.md'}")
+
+def _adapt_by_self_training(args, model: dict, train: dict):
+    from acd_nb.train import adapt_by_self_training
+    _refuse_unused(args, ("preset", "hold_out", "patience", "graphs", "select"),
+                   "training on the recordings with the ELBO (not with --self-train)")
+    if model: raise ValueError(f"--init sets the model; {', '.join(f'--{k}' for k in sorted(model))} cannot change it")
+    init = args.init or "pretrained:general"
+    res = adapt_by_self_training(args.data, args.out, init, args.seed, args.window, args.stride, args.time_column,
+                                 train=train, threads=args.threads)
+    history, data = res["history"], res["run"]["data"]
+    print(f"adapted {init} by self-training on {len(data['files'])} recording(s) ({res['windows']} windows of "
+          f"{data['steps_train']} steps, each against its reading of the whole recording): {len(history)} epochs in "
+          f"{history[-1]['minutes'] if history else 0:.1f} min; kept the last: {Path(args.out) / 'best.pt'}; card: "
           f"{Path(args.out) / 'card.md'}")
 
 def _refuse_unused(args, options: tuple[str, ...], applies_to: str):

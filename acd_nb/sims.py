@@ -801,7 +801,7 @@ _SYSTEM_PARTS["additive"] = (_additive_draw, _additive_rollout, True)
 
 # %% ../nbs/01_sims.ipynb #i4900015
 MIXTURE_SYSTEMS = ("springs", "kuramoto", "lorenz96_random", "var", "var_nonlinear", "fmri", "maps",
-                   "var_lagged", "additive")
+                   "var_lagged", "additive", "var_persistent")  # appended: earlier systems keep their index
 OBSERVED_FEATURES = {"springs": (0, 1), "kuramoto": (1,), "lorenz96": (0,), "lorenz96_random": (0,), "var": (0,),
                      "var_nonlinear": (0,), "fmri": (0,), "maps": (0,), "var_lagged": (0,), "additive": (0,),
                      "var_persistent": (0,)}

@@ -42,11 +42,12 @@ from .sims import MixtureConfig, SimConfig, simulate_mixture
 # %% auto #0
 __all__ = ['COMPILED_PARTS', 'SELECT', 'GROUP_ARRAYS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE',
            'RECORDINGS_PATIENCE', 'SELECTION', 'SELECTION_AUROC', 'GENERAL_MODEL', 'GENERAL_TRAIN', 'SIMULATION_GROUPS',
-           'ADAPTATION_LR', 'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask', 'GroupBatch',
-           'GroupedData', 'mixture_data', 'supervised_edge_loss', 'save_checkpoint', 'load_checkpoint', 'load_weights',
-           'evaluate_loss', 'evaluate_grouped', 'compile_model', 'distributed_env', 'epochs_without_gain', 'fit',
-           'write_or_check_run', 'discard_unstarted_run', 'train_dataset', 'train_simulated', 'per_sample_meta',
-           'train_recordings', 'mixture_groups', 'train_mixture', 'adapt_by_simulation']
+           'ADAPTATION_LR', 'SELF_TRAINING', 'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask',
+           'GroupBatch', 'GroupedData', 'mixture_data', 'supervised_edge_loss', 'save_checkpoint', 'load_checkpoint',
+           'load_weights', 'evaluate_loss', 'evaluate_grouped', 'compile_model', 'distributed_env',
+           'epochs_without_gain', 'fit', 'write_or_check_run', 'discard_unstarted_run', 'train_dataset',
+           'train_simulated', 'per_sample_meta', 'train_recordings', 'mixture_groups', 'train_mixture',
+           'adapt_by_simulation', 'adapt_by_self_training']
 
 # %% ../nbs/14_train.ipynb #ad5e16b2
 COMPILED_PARTS = ("encoder", "model")  # what `TrainConfig.compile` may name besides True (the encoder) and False
@@ -72,6 +73,7 @@ class TrainConfig:
     select: str | None = None      # the validation score best.pt and patience follow: one of SELECT, None: see `fit`
     edge_loss: float = 0.0         # weight of a supervised edge loss beside the ELBO (`supervised_edge_loss`); 0: the ELBO alone
     elbo: bool = True              # False: the edge loss alone trains the encoder; the decoder is not run (nor trained)
+    soft_edges: bool = False       # the edge loss's targets are edge probabilities (`adapt_by_self_training`), not 0/1 graphs
 
     def __post_init__(self):
         for name in ("epochs", "batch_size", "lr_decay_every"):
@@ -92,6 +94,8 @@ class TrainConfig:
             raise ValueError("elbo=False trains the encoder on the edge loss alone: it needs edge_loss > 0 and selects "
                              "by the validation AUROC (select None or 'auroc'), got "
                              f"edge_loss={self.edge_loss}, select={self.select!r}")
+        if self.soft_edges and not self.edge_loss > 0:
+            raise ValueError("soft_edges sets the edge loss's targets: it needs edge_loss > 0")
 
     @classmethod
     def from_preset(cls, preset: Preset, **overrides) -> TrainConfig:
@@ -103,6 +107,7 @@ class TrainConfig:
         d = asdict(self)
         if not d["edge_loss"]: del d["edge_loss"]  # configs (and run.json files) of ELBO-only runs stay as they were
         if d["elbo"]: del d["elbo"]              # and of runs on the ELBO
+        if not d["soft_edges"]: del d["soft_edges"]  # and of runs on graphs
         return d
 
 # %% ../nbs/14_train.ipynb #206cf59b
@@ -226,11 +231,17 @@ def mixture_data(groups: list[dict], n_features: int = 3) -> GroupedData:
     return GroupedData(out)
 
 # %% ../nbs/14_train.ipynb #d428e707
-def supervised_edge_loss(logits: torch.Tensor, edges: torch.Tensor) -> torch.Tensor:
+def supervised_edge_loss(logits: torch.Tensor, edges: torch.Tensor, soft: bool = False) -> torch.Tensor:
     """Cross-entropy of edge-type logits `(B, N(N-1), K)` against true graphs `(B, N, N)` (`[b, i, j]`: i causes j,
-    edge type 1), summed over edges, averaged over samples and nodes (the scale of `ACD.kl`)"""
+    edge type 1), summed over edges, averaged over samples and nodes (the scale of `ACD.kl`)
+
+    `soft`: `edges` are edge probabilities in [0, 1] (a model's own reading, `adapt_by_self_training`): the target
+    puts that probability on type 1 and the rest on type 0."""
     b, n = edges.shape[:2]
     send, recv = pair_index(n, logits.device)
+    if soft:
+        target, log_probs = edges[:, send, recv].float(), logits.float().log_softmax(-1)
+        return -(target * log_probs[..., 1] + (1 - target) * log_probs[..., 0]).sum() / (b * n)
     labels = (edges[:, send, recv] > 0).long()
     return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="sum") / (b * n)
 
@@ -529,7 +540,8 @@ class _Run:
             with self.forward_turn():
                 out = self.net(x, **extras) if self.cfg.elbo else {"logits": self.net.encode(x, extras.get("observed"))}
             loss = out["loss"] if self.cfg.elbo else 0.0
-            if self.cfg.edge_loss: loss = loss + self.cfg.edge_loss * supervised_edge_loss(out["logits"], edges)
+            if self.cfg.edge_loss:
+                loss = loss + self.cfg.edge_loss * supervised_edge_loss(out["logits"], edges, self.cfg.soft_edges)
             if not self.cfg.elbo: out["loss"] = loss  # the loss the progress bar shows
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -1228,6 +1240,7 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
     return train_dataset(datas if ensemble else datas[0], p, out_dir, seed, model, train, threads, init=init)
 
 # %% ../nbs/14_train.ipynb #17bce0dc
+from .infer import encode_windows, split_observed, window_starts, window_stride
 from .model import with_mask_input
 from .recordings import HOLD_OUT, prepare_recordings, read_graphs, read_recordings
 
@@ -1270,8 +1283,9 @@ def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool, list
     caveats = [f"{source} was trained with a supervised edge loss beside the ELBO; trained on here without graphs, "
                "the ELBO alone moves its encoder (the shipped general model, trained so, lost AUROC this way on every "
                "collection measured: reports/cpu/exp_general (e) and (g)): compare with "
-               f"{source} itself on recordings whose graphs you know (--graphs), or adapt it by simulation instead "
-               "(--simulate SYSTEMS, adapt_by_simulation: no ELBO, the recordings' shape)"] if edge_loss_trained(loaded) else []
+               f"{source} itself on recordings whose graphs you know (--graphs), or adapt it without the ELBO: by "
+               "self-training (--self-train, adapt_by_self_training) or by simulation (--simulate SYSTEMS, "
+               "adapt_by_simulation)"] if edge_loss_trained(loaded) else []
     return net, f"{source} ({loaded.info['path']})", per_sample, caveats
 
 def _standardised_recordings(recs, n_features: int):
@@ -1567,3 +1581,84 @@ def adapt_by_simulation(source, out_dir=None, init="pretrained:general", systems
             "standardised on its own, as the model it started from reads them."]) + "\n"
         with atomic_path(Path(out_dir) / "card.md") as tmp: tmp.write_text(card)
     return {**res, "mixture": mixture, "best": best}
+
+# %% ../nbs/14_train.ipynb #02a7f5d3
+SELF_TRAINING = dict(epochs=30, lr=3e-4, batch_size=16)  # adapt_by_self_training's budget and rate, measured above
+
+def adapt_by_self_training(source, out_dir=None, init="pretrained:general", seed: int = 0, window: int | None = None,
+                           stride: int | None = None, time_column: str | None = None, names: list[str] | None = None,
+                           train: dict | None = None, threads: int | None = None) -> dict:
+    """Adapt a model that reads recordings of any length (the general model) to a user's recordings without their
+    graphs: its encoder trained to read a part of each recording as it read the whole
+
+    `source`: files, a folder or arrays (`read_recordings`). The teacher is `init` itself, once: its edge probabilities
+    of each whole recording, standardised on its own, as `acd infer` reads it (`encode_windows`). The encoder trains on
+    windows of `window` steps (default half the shortest recording, at most the model's `max_window`) cut `stride`
+    apart (default half a window), each against its recording's probabilities (`supervised_edge_loss`, soft;
+    `TrainConfig.elbo` False: the decoder is kept), for `SELF_TRAINING`'s epochs unless `train` says otherwise; the
+    last epoch is kept. With `out_dir`, a run folder `acd infer --model` reads, with `card.md`; rerun, it resumes.
+    Returns `model`, `history`, `run`, `windows` (the count trained on) and `teacher` (`(R, N, N)` probabilities)."""
+    if threads: torch.set_num_threads(threads)
+    from acd_nb.pretrained import per_sample_scaling  # pretrained builds on this module
+    loaded = _load_init(init)
+    if not (per_sample_scaling(loaded) and loaded.model.cfg.max_window):
+        raise ValueError(f"self-training starts from a model that reads each recording standardised on its own, of any "
+                         f"length (pretrained:general or a run from it); {init} reads windows of fixed units or length")
+    recs = read_recordings(source, time_column, names)
+    start, init_name, _, _ = _init_model(init, recs.n_features, recs.missing_fraction() > 0)
+    fewest = start.encoder.min_steps() if hasattr(start.encoder, "min_steps") else 2
+    shortest = min(recs.lengths)
+    window = window or min(start.cfg.max_window, shortest // 2)
+    if window < fewest or window >= shortest:
+        k = int(np.argmin(recs.lengths))
+        raise ValueError(f"self-training reads windows shorter than the recordings and of at least {fewest} steps: "
+                         f"{recs.sources[k]} has {shortest} steps" + (f", --window {window} is not shorter" if
+                                                                       window >= shortest else ""))
+    net = ACD.from_config(start.cfg)
+    net.load_state_dict(start.state_dict())
+    series = _standardised_recordings(recs, start.cfg.n_features).series  # each (N, T, D), NaN where unobserved
+    teacher = []
+    for r in series:  # one reading per recording: lengths differ
+        x, observed = split_observed(r[None])
+        teacher.append(net.edge_probs(encode_windows(net, x, observed))[0].numpy())
+    teacher = np.stack(teacher)
+    stride = window_stride(window, stride)
+    starts = [window_starts(r.shape[1], window, stride) for r in series]
+    windows = np.stack([r[:, s:s + window] for r, rs in zip(series, starts) for s in rs])
+    targets = np.repeat(teacher, [len(rs) for rs in starts], axis=0).astype(np.float32)
+    settings = {**SELF_TRAINING, "seed": seed, "edge_loss": 1.0, "elbo": False, "soft_edges": True,
+                "lr_decay_every": 10_000, "patience": None, **(train or {})}
+    train_cfg = TrainConfig(**settings)
+    run = {"system": None, "preset": None, "init": init_name, "adaptation": "self-training",
+           "data": {"kind": "recordings", "series": recs.names, "features": recs.feature_names, "files": recs.sources,
+                    "valid_files": [], "lengths": recs.lengths, "steps_train": window, "stride": stride,
+                    "n_train": len(windows), "missing_fraction": recs.missing_fraction()},
+           "features": None, "feature_names": recs.feature_names, **per_sample_meta(start.cfg.n_features),
+           "selection": f"the last epoch ({train_cfg.epochs} epochs, or fewer where {train_cfg.minutes} minutes ran out): "
+                        "self-training has no graphs to choose an epoch by",
+           "model": start.cfg.to_dict(), "train": train_cfg.to_dict(), "acd_nb_version": __version__}
+    out_dir = Path(out_dir) if out_dir is not None else None
+    seed_everything(seed)
+    fresh = out_dir is not None and not (out_dir / "run.json").exists()
+    try:
+        if out_dir is not None: write_or_check_run(out_dir / "run.json", run)
+        history = fit(net, (windows, targets), None, train_cfg, out_dir)
+    except BaseException:
+        if fresh: discard_unstarted_run(out_dir)
+        raise
+    if out_dir is not None:  # what `load_model` reads: the last epoch
+        save_checkpoint(out_dir / "best.pt", net, epoch=len(history), valid=None)
+        last = history[-1] if history else {}
+        card = "\n".join([
+            f"# Model card: `{out_dir.name}`", "",
+            f"{init_name} adapted by self-training to {len(recs.sources)} recording(s) with acd_nb {__version__}, "
+            f"without their graphs: its encoder trained on {len(windows)} windows of {window} steps to read each as it "
+            f"read the whole recording (its edge probabilities of each, computed once before training), from its "
+            f"weights at learning rate {train_cfg.lr:g}; the decoder kept.", "",
+            f"Kept: the last epoch, {last.get('epoch', 0)} ({last.get('minutes', 0):.1f} minutes); no graphs, so no "
+            "validation score.", "",
+            "Recordings: " + ", ".join(recs.sources), "",
+            "## Use", "", f"`acd infer --model {out_dir.name} --input FILE_OR_FOLDER --out DIR`: each recording "
+            "standardised on its own, as the model it started from reads them."]) + "\n"
+        with atomic_path(out_dir / "card.md") as tmp: tmp.write_text(card)
+    return {"model": net, "history": history, "run": run, "windows": len(windows), "teacher": teacher}

@@ -152,9 +152,12 @@ def test_exp_general_zero_shot(tmp_path):
     # adapted by simulation: the family named (fMRI-like for NetSim), the ci budget's epochs
     assert (res["adaptation"]["simulated_systems"], res["adaptation"]["simulated_epochs"]) == (["fmri"], 3)
     assert res["foreign_adaptation"]["logistic_maps"]["simulated_systems"] == ["maps"]
+    # self-trained: the ci budget's epochs on 100-step windows of the 5 subjects' 200 steps, half a window apart
+    assert (res["adaptation"]["self_training_epochs"], res["adaptation"]["self_training_windows"]) == (3, 5 * 3)
     assert len(res["foreign_adaptation"]["rossler"]["simulated_systems"]) == len(MIXTURE_SYSTEMS)  # none named: all
     assert_claims(res, ["general.springs_n10", "general.kuramoto_n10", "general.springs_n30", "general.kuramoto_n30",
-                        "general.netsim", "general.left_out_var", "general.adaptation", "general.adaptation_simulated"])
+                        "general.netsim", "general.left_out_var", "general.adaptation", "general.adaptation_simulated",
+                        "general.adaptation_self_trained"])
     assert res["claims"][2]["ours"] == "not measured at this scale"  # no N = 30 in this run
     for name in ("auroc_by_n.png", "auroc_by_length.png"):
         assert (out / name).stat().st_size > 10_000

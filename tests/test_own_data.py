@@ -137,6 +137,19 @@ def test_adapt_by_simulation_from_the_console(trained, tmp_path):
         assert code == 2 and err.count("\n") == 1 and words in err, err
 
 
+def test_self_training_from_the_console(trained, tmp_path):
+    "`acd train --self-train`: the general model's encoder trained on windows of the recordings against its own reading"
+    root, _ = trained
+    code, out, err = acd("train", "--data", root / "recs", "--self-train", "--epochs", "1", "--out", tmp_path / "self")
+    assert code == 0, err
+    # windows of half the shortest recording (30 steps): 15, cut 7 apart from recordings of 30 to 55 steps
+    assert "adapted pretrained:general by self-training on 6 recording(s) (" in out and "windows of 15 steps" in out, out
+    run = json.loads((tmp_path / "self" / "run.json").read_text())
+    assert (run["train"]["soft_edges"], run["train"]["elbo"], run["data"]["valid_files"]) == (True, False, [])
+    code, out, err = acd("infer", "--model", tmp_path / "self", "--input", root / "recs", "--out", tmp_path / "inf")
+    assert code == 0, err
+
+
 def _dataset_folder(t):
     "Looks like a dataset folder of `acd simulate` (refused before anything is read)"
     (t / "ds").mkdir()
@@ -216,6 +229,12 @@ BAD = {  # case -> (argv after `acd train`, words of the one-line error)
                                       "holds no graph for 1 of the 4 recording(s): trial_2.csv; give one CSV per recording"),
     "--simulate with --window": (lambda t, run: ["--data", write_recordings(t / "w", n=3), "--simulate", "var"],
                                  "--preset, --window apply to training on the recordings themselves (not with --simulate)"),
+    "--self-train with --simulate": (lambda t, run: ["--data", write_recordings(t / "a", n=3), "--simulate", "var",
+                                                     "--self-train"], "--simulate and --self-train are two ways to adapt"),
+    "--self-train with --hold-out": (lambda t, run: ["--data", write_recordings(t / "h", n=3), "--self-train",
+                                                     "--hold-out", "1"],
+                                     "--preset, --hold-out apply to training on the recordings with the ELBO (not with "
+                                     "--self-train)"),
     "--select auroc without graphs": (lambda t, run: ["--data", write_recordings(t / "s", n=3), "--select", "auroc"],
                                       "pass them with graphs= (--graphs)"),
     "--graphs on a dataset folder": (lambda t, run: ["--data", _dataset_folder(t), "--graphs", t / "g.csv"],

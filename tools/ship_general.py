@@ -28,6 +28,12 @@ def simulated(a: dict) -> str:
             f"{a['simulated']:.3f} ({a['seconds']['simulated']:.0f} s)")
 
 
+def self_trained(a: dict) -> str:
+    "The adaptation by self-training of a results.json adaptation entry, as the card states it ('' where it has none)"
+    if "self_trained" not in a: return ""
+    return f", self-trained (`acd train --self-train`) {a['self_trained']:.3f} ({a['seconds']['self_training']:.0f} s)"
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", default="_reports/general/run")
@@ -62,11 +68,13 @@ if __name__ == "__main__":
                        f"({baselines(row)})" for s, row in r.get("foreign", {}).items()]
                     + ([f"adapted to NetSim without labels: zero-shot {a['zero_shot']:.3f}, Enc+TTA {a['enc+tta']:.3f} "
                         f"({a['tta_steps']} steps, {a['seconds']['enc+tta'] / a['subjects']:.2f} s per subject), fine-tuned "
-                        f"with the ELBO alone {a['fine_tuned']:.3f} ({a['seconds']['fine_tuning']:.0f} s)" + simulated(a)]
+                        f"with the ELBO alone {a['fine_tuned']:.3f} ({a['seconds']['fine_tuning']:.0f} s)" + simulated(a)
+                        + self_trained(a)]
                        if (a := r.get("adaptation")) else [])
                     + [f"adapted without labels to a collection of {s} recordings: zero-shot {a['zero_shot']:.3f}, Enc+TTA "
                        f"{a['enc+tta']:.3f}, fine-tuned with the ELBO alone {a['fine_tuned']:.3f} "
-                       f"({a['seconds']['fine_tuning']:.0f} s)" + simulated(a) for s, a in r.get("foreign_adaptation", {}).items()])
+                       f"({a['seconds']['fine_tuning']:.0f} s)" + simulated(a) + self_trained(a)
+                       for s, a in r.get("foreign_adaptation", {}).items()])
     folder = export_pretrained(args.run, "general", card_extra={"test": test}, dest=args.dest, overwrite=True)
     size = (folder / "model.pt").stat().st_size
     print(folder, f"model.pt {size / 1e3:.0f} kB", json.dumps({m: test[m]["auroc"] for m in ("enc", "enc+tta")}))
