@@ -1240,7 +1240,7 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
     return train_dataset(datas if ensemble else datas[0], p, out_dir, seed, model, train, threads, init=init)
 
 # %% ../nbs/14_train.ipynb #17bce0dc
-from .infer import encode_windows, split_observed, window_starts, window_stride
+from .infer import infer, window_starts, window_stride
 from .model import with_mask_input
 from .recordings import HOLD_OUT, prepare_recordings, read_graphs, read_recordings
 
@@ -1592,7 +1592,7 @@ def adapt_by_self_training(source, out_dir=None, init="pretrained:general", seed
     graphs: its encoder trained to read a part of each recording as it read the whole
 
     `source`: files, a folder or arrays (`read_recordings`). The teacher is `init` itself, once: its edge probabilities
-    of each whole recording, standardised on its own, as `acd infer` reads it (`encode_windows`). The encoder trains on
+    of each whole recording, standardised on its own, as `acd infer` reads it (`infer`, Enc). The encoder trains on
     windows of `window` steps (default half the shortest recording, at most the model's `max_window`) cut `stride`
     apart (default half a window), each against its recording's probabilities (`supervised_edge_loss`, soft;
     `TrainConfig.elbo` False: the decoder is kept), for `SELF_TRAINING`'s epochs unless `train` says otherwise; the
@@ -1617,11 +1617,9 @@ def adapt_by_self_training(source, out_dir=None, init="pretrained:general", seed
     net = ACD.from_config(start.cfg)
     net.load_state_dict(start.state_dict())
     series = _standardised_recordings(recs, start.cfg.n_features).series  # each (N, T, D), NaN where unobserved
-    teacher = []
-    for r in series:  # one reading per recording: lengths differ
-        x, observed = split_observed(r[None])
-        teacher.append(net.edge_probs(encode_windows(net, x, observed))[0].numpy())
-    teacher = np.stack(teacher)
+    # one reading per recording (lengths differ), as acd infer reads it: windows, and subsets of many series
+    teacher = np.stack([infer(net, r[None], "enc", progress=False, max_series=loaded.max_series)[0].numpy()
+                        for r in series])
     stride = window_stride(window, stride)
     starts = [window_starts(r.shape[1], window, stride) for r in series]
     windows = np.stack([r[:, s:s + window] for r, rs in zip(series, starts) for s in rs])
