@@ -1242,7 +1242,7 @@ def train_simulated(system: str, preset: str | Preset = "cpu", out_dir=None, see
 # %% ../nbs/14_train.ipynb #17bce0dc
 from .infer import infer, window_starts, window_stride
 from .model import with_mask_input
-from .recordings import HOLD_OUT, prepare_recordings, read_graphs, read_recordings
+from .recordings import HOLD_OUT, _windows, prepare_recordings, read_graphs, read_recordings
 
 RECORDINGS_PATIENCE = 20  # epochs without a lower validation loss after which training on recordings stops
 SELECTION = ("the weights of the epoch with the lowest validation loss (negative ELBO per window: Gaussian NLL + KL) "
@@ -1621,9 +1621,8 @@ def adapt_by_self_training(source, out_dir=None, init="pretrained:general", seed
     teacher = np.stack([infer(net, r[None], "enc", progress=False, max_series=loaded.max_series)[0].numpy()
                         for r in series])
     stride = window_stride(window, stride)
-    starts = [window_starts(r.shape[1], window, stride) for r in series]
-    windows = np.stack([r[:, s:s + window] for r, rs in zip(series, starts) for s in rs])
-    targets = np.repeat(teacher, [len(rs) for rs in starts], axis=0).astype(np.float32)
+    windows = _windows(series, window, stride)  # as prepare_recordings cuts them
+    targets = np.repeat(teacher, [len(window_starts(r.shape[1], window, stride)) for r in series], axis=0)
     settings = {**SELF_TRAINING, "seed": seed, "edge_loss": 1.0, "elbo": False, "soft_edges": True,
                 "lr_decay_every": 10_000, "patience": None, **(train or {})}
     train_cfg = TrainConfig(**settings)
