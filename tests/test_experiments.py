@@ -272,7 +272,8 @@ def test_exp_own_data(tmp_path):
         trained_on, new = ({f.name for f in (data / part).glob("*.csv")} for part in ("recordings", "new"))
         assert len(trained_on) == 30 and len(new) == 6 and not trained_on & new  # scored on recordings never trained on
         scores = res["per_recording"][system]
-        assert set(scores) == {"enc", "enc+tta", "general", "general adapted", "general adapted+tta", "linear_granger"}
+        assert set(scores) == {"enc", "enc+tta", "general", "general adapted", "general adapted+tta", "general self-trained",
+                               "linear_granger"}
         assert all(len(v) == 6 and all(0 <= a <= 1 for a in v) for v in scores.values())
         assert res["auroc"][system]["enc"]["n"] == 6
         # each new recording's edge table from acd infer, with the series names of the files
@@ -288,6 +289,10 @@ def test_exp_own_data(tmp_path):
         general = json.loads((out / "runs" / f"{system}_seed0_general" / "run.json").read_text())
         assert general["model"]["encoder"] == "stats" and general["data"]["series"] == run["data"]["series"]
         assert res["selection_general"][f"{system}/seed0"]["epochs"] == 2
+        # ... and by self-training: every recording trains (no validation), the epochs of the scale
+        taught = json.loads((out / "runs" / f"{system}_seed0_general_self_trained" / "run.json").read_text())
+        assert taught["train"]["soft_edges"] and not taught["train"]["elbo"] and len(taught["data"]["files"]) == 30
+        assert len(json.loads((out / "runs" / f"{system}_seed0_general_self_trained" / "history.json").read_text())) == 2
     assert res["netsim"]["subjects"] == 10 and 0 <= res["netsim"]["auroc"] <= 1
     assert json.loads((out / "graphs" / "netsim_shared" / "summary.json").read_text())["joint_steps"] == 30
     for figure in ("nll_vs_auroc.png", "per_recording_auroc.png"):
