@@ -1264,15 +1264,15 @@ def _load_init(init):
     name = str(init)
     return load_model(name.removeprefix("pretrained:")) if name.startswith("pretrained:") else load_model(Path(init))
 
-def _init_model(init, n_features: int, gaps: bool) -> tuple[ACD, str, bool, list[str]]:
+def _init_model(init, n_features: int, gaps: bool, loaded=None) -> tuple[ACD, str, bool, list[str]]:
     """The model a run on recordings starts from (a run or model folder, or `pretrained:NAME`), how it is named,
     whether it standardises each recording on its own, and caveats about training it on without graphs
 
     Its config is kept. Features must match, except for a model that standardises each recording (the general model):
     it reads up to its count, the features a series lacks as unobserved. Where the recordings have gaps it learns to
-    read the mask too."""
+    read the mask too. `loaded`: `init` already loaded (`_load_init`)."""
     from acd_nb.pretrained import edge_loss_trained, per_sample_scaling  # pretrained builds on this module
-    source, loaded = str(init), _load_init(init)
+    source, loaded = str(init), loaded or _load_init(init)
     per_sample = per_sample_scaling(loaded)
     if n_features > loaded.n_features if per_sample else n_features != loaded.n_features:
         reads = f"up to {loaded.n_features}" if per_sample else f"{loaded.n_features} ({', '.join(loaded.feature_names)})"
@@ -1605,7 +1605,7 @@ def adapt_by_self_training(source, out_dir=None, init="pretrained:general", seed
         raise ValueError(f"self-training starts from a model that reads each recording standardised on its own, of any "
                          f"length (pretrained:general or a run from it); {init} reads windows of fixed units or length")
     recs = read_recordings(source, time_column, names)
-    start, init_name, _, _ = _init_model(init, recs.n_features, recs.missing_fraction() > 0)
+    start, init_name, _, _ = _init_model(init, recs.n_features, recs.missing_fraction() > 0, loaded)
     fewest = start.encoder.min_steps() if hasattr(start.encoder, "min_steps") else 2
     shortest = min(recs.lengths)
     window = window or min(start.cfg.max_window, shortest // 2)
