@@ -1272,7 +1272,7 @@ def _init_model(init, n_features: int, gaps: bool, loaded=None) -> tuple[ACD, st
     it reads up to its count, the features a series lacks as unobserved. Where the recordings have gaps it learns to
     read the mask too. `loaded`: `init` already loaded (`_load_init`)."""
     from acd_nb.pretrained import edge_loss_trained, per_sample_scaling  # pretrained builds on this module
-    source, loaded = str(init), loaded or _load_init(init)
+    source, loaded = str(init), _load_init(init) if loaded is None else loaded
     per_sample = per_sample_scaling(loaded)
     if n_features > loaded.n_features if per_sample else n_features != loaded.n_features:
         reads = f"up to {loaded.n_features}" if per_sample else f"{loaded.n_features} ({', '.join(loaded.feature_names)})"

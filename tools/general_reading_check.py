@@ -22,8 +22,8 @@ import numpy as np
 import torch
 
 from acd_nb.data import load_netsim
-from acd_nb.infer import encoder_window, infer, window_starts
-from acd_nb.metrics import edge_auroc
+from acd_nb.infer import _windows_probs, encoder_window, infer, split_observed
+from acd_nb.metrics import edge_auroc, posterior_to_scores
 from acd_nb.pretrained import load_model, prepare_series
 from acd_nb.sims import MIXTURE_SYSTEMS, OBSERVED_FEATURES, MixtureConfig, _group_config, simulate
 
@@ -39,13 +39,14 @@ def fresh(system: str, n: int, t: int, b: int, seed: int, mixture: MixtureConfig
 
 def read(loaded, x, single_window: bool = False, **kwargs) -> np.ndarray:
     """Enc edge probabilities `(B, N, N)` of raw `x` prepared as `acd infer` prepares it; `single_window`: in windows of
-    the encoder's `max_window` alone, cut from the prepared recording as `encode_windows` cuts them (each read whole by
-    `infer`, their probabilities averaged)"""
+    the encoder's `max_window` alone (`encode_windows`' first size, without its second)"""
     scaled, _ = prepare_series(loaded, x)
-    window, t = encoder_window(loaded.model), scaled.shape[2]
-    def enc(part): return infer(loaded.model, part, "enc", progress=False, **kwargs).numpy()
-    if not single_window or t <= window: return enc(scaled)
-    return np.mean([enc(scaled[:, :, s:s + window]) for s in window_starts(t, window)], 0)
+    window = encoder_window(loaded.model)
+    if not single_window or scaled.shape[2] <= window:
+        return infer(loaded.model, scaled, "enc", progress=False, **kwargs).numpy()
+    series, observed = split_observed(scaled)
+    probs = _windows_probs(loaded.model, series, observed, window, None)
+    return posterior_to_scores(probs).numpy()
 
 
 def mean_auroc(probs, edges) -> float:
