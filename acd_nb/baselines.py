@@ -18,7 +18,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from scipy.special import digamma
-from sklearn.metrics import roc_auc_score
 from tqdm.auto import tqdm
 
 from .core import check_series

@@ -21,15 +21,17 @@ import torch
 # %% auto #0
 __all__ = ['SYSTEMS', 'GRANGER_SYSTEMS', 'EXTRA_SYSTEMS', 'N_FEATURES', 'RNG_BLOCK', 'N_STREAMS', 'MIXTURE_SYSTEMS',
            'OBSERVED_FEATURES', 'SimConfig', 'random_graphs', 'kuramoto_phase', 'scale_omega', 'kuramoto_phases',
-           'simulate', 'add_observation_noise', 'MixtureConfig', 'simulate_mixture', 'groups_by_nodes', 'plot_graph',
-           'plot_sample']
+           'simulate', 'add_observation_noise', 'MixtureConfig', 'simulate_mixture', 'simulate_recordings',
+           'groups_by_nodes', 'plot_graph', 'plot_sample']
 
 # %% ../nbs/01_sims.ipynb #7bf23305
 SYSTEMS = ("springs", "kuramoto")                 # the physics datasets of the paper
 GRANGER_SYSTEMS = ("lorenz96", "var")             # the neural Granger baselines' benchmarks
-EXTRA_SYSTEMS = ("lorenz96_random", "var_nonlinear", "fmri", "maps", "var_lagged", "additive")   # for a general model
+EXTRA_SYSTEMS = ("lorenz96_random", "var_nonlinear", "fmri", "maps", "var_lagged", "additive",   # for a general model
+                 "lotka_volterra", "gene_regulatory", "fitzhugh_nagumo")
 N_FEATURES = {"springs": 4, "kuramoto": 4, "lorenz96": 1, "var": 1, "lorenz96_random": 1, "var_nonlinear": 1,
-              "fmri": 1, "maps": 1, "var_lagged": 1, "additive": 1}
+              "fmri": 1, "maps": 1, "var_lagged": 1, "additive": 1, "lotka_volterra": 1, "gene_regulatory": 1,
+              "fitzhugh_nagumo": 2}
 _LORENZ_FIELDS = ("forcing", "lorenz_dt", "lorenz_substeps", "lorenz_burn_in", "lorenz_noise")
 _OWN_FIELDS = {"lorenz96": _LORENZ_FIELDS, "lorenz96_random": _LORENZ_FIELDS + ("lorenz_process_noise",),
                "var": ("var_lag", "var_sparsity", "var_coef", "var_noise", "var_burn_in"),
@@ -38,7 +40,10 @@ _OWN_FIELDS = {"lorenz96": _LORENZ_FIELDS, "lorenz96_random": _LORENZ_FIELDS + (
                         "fmri_gain", "fmri_noise", "fmri_burn_in"),
                "maps": ("maps_coupling", "maps_noise", "maps_burn_in"),
                "var_lagged": ("lvar_max_lag", "lvar_self", "lvar_coef", "lvar_noise", "lvar_burn_in"),
-               "additive": ("add_max_lag", "add_self", "add_coef", "add_noise", "add_burn_in")}
+               "additive": ("add_max_lag", "add_self", "add_coef", "add_noise", "add_burn_in"),
+               "lotka_volterra": ("lv_dt", "lv_substeps", "lv_coef", "lv_immigration", "lv_noise", "lv_burn_in"),
+               "gene_regulatory": ("grn_dt", "grn_substeps", "grn_noise", "grn_burn_in"),
+               "fitzhugh_nagumo": ("fhn_dt", "fhn_substeps", "fhn_coupling", "fhn_noise", "fhn_burn_in")}
 
 # %% ../nbs/01_sims.ipynb #4a1011f8
 def _check_numbers(cfg: SimConfig):
@@ -48,7 +53,9 @@ def _check_numbers(cfg: SimConfig):
                     lorenz_substeps=cfg.lorenz_substeps, var_lag=cfg.var_lag, var_coef=cfg.var_coef,
                     nvar_lag=cfg.nvar_lag, nvar_coef=cfg.nvar_coef, fmri_tr=cfg.fmri_tr, fmri_dt=cfg.fmri_dt,
                     fmri_sigma=cfg.fmri_sigma, fmri_up=cfg.fmri_up, fmri_down=cfg.fmri_down, fmri_gain=cfg.fmri_gain,
-                    lvar_max_lag=cfg.lvar_max_lag, add_max_lag=cfg.add_max_lag)
+                    lvar_max_lag=cfg.lvar_max_lag, add_max_lag=cfg.add_max_lag, lv_dt=cfg.lv_dt,
+                    lv_substeps=cfg.lv_substeps, grn_dt=cfg.grn_dt, grn_substeps=cfg.grn_substeps, fhn_dt=cfg.fhn_dt,
+                    fhn_substeps=cfg.fhn_substeps)
     if cfg.max_force is not None: positive["max_force"] = cfg.max_force
     for name, value in positive.items():
         if not value > 0: raise ValueError(f"{name} must be > 0, got {value}")
@@ -59,7 +66,10 @@ def _check_numbers(cfg: SimConfig):
                         lorenz_process_noise=cfg.lorenz_process_noise, maps_noise=cfg.maps_noise,
                         maps_burn_in=cfg.maps_burn_in, lvar_coef=cfg.lvar_coef, lvar_noise=cfg.lvar_noise,
                         lvar_burn_in=cfg.lvar_burn_in, add_coef=cfg.add_coef, add_noise=cfg.add_noise,
-                        add_burn_in=cfg.add_burn_in)
+                        add_burn_in=cfg.add_burn_in, lv_coef=cfg.lv_coef, lv_immigration=cfg.lv_immigration,
+                        lv_noise=cfg.lv_noise, lv_burn_in=cfg.lv_burn_in, grn_noise=cfg.grn_noise,
+                        grn_burn_in=cfg.grn_burn_in, fhn_coupling=cfg.fhn_coupling, fhn_noise=cfg.fhn_noise,
+                        fhn_burn_in=cfg.fhn_burn_in)
     for name, value in non_negative.items():
         if not value >= 0: raise ValueError(f"{name} must be >= 0, got {value}")
     if not cfg.omega_low < cfg.omega_high:
@@ -158,6 +168,26 @@ class SimConfig:
     add_coef: float = 1.0
     add_noise: float = 0.5
     add_burn_in: int = 50
+    # lotka_volterra: sampling interval, RK4 steps per interval, interaction scale, immigration, noise std per
+    # sqrt time unit on log abundance, discarded intervals
+    lv_dt: float = 1.0
+    lv_substeps: int = 10
+    lv_coef: float = 0.5
+    lv_immigration: float = 0.01
+    lv_noise: float = 0.2
+    lv_burn_in: int = 100
+    # gene_regulatory: sampling interval, RK4 steps per interval, intrinsic noise scale, discarded intervals
+    grn_dt: float = 1.0
+    grn_substeps: int = 4
+    grn_noise: float = 0.1
+    grn_burn_in: int = 100
+    # fitzhugh_nagumo: sampling interval, RK4 steps per interval, coupling scale, noise std per sqrt time unit on
+    # the voltage, discarded intervals
+    fhn_dt: float = 1.0
+    fhn_substeps: int = 10
+    fhn_coupling: float = 0.5
+    fhn_noise: float = 0.1
+    fhn_burn_in: int = 100
 
     def __post_init__(self):
         known = SYSTEMS + GRANGER_SYSTEMS + EXTRA_SYSTEMS
@@ -549,21 +579,30 @@ def _lorenz96_random_rhs(partners: np.ndarray, forcing: float):
         return x_p * np.take_along_axis(x, r, 1) - partner_term - x + forcing
     return rhs
 
+def _kicked_rk4(rhs, kick, x0: np.ndarray, kicks: np.ndarray, dt: float, substeps: int, burn_in: int,
+                n_steps: int) -> np.ndarray:
+    """The states `(B, ..., n_steps)` after each sampling interval `dt` but the first `burn_in`
+
+    Each interval: `substeps` RK4 steps of dx/dt = `rhs(x)` from `x0` `(B, ...)`, then `x = kick(x, kicks[:, step])`
+    with `kicks` `(B, burn_in + n_steps, ...)`: noise once per interval (Euler-Maruyama at the sampling interval)."""
+    h, x = dt / substeps, x0.copy()
+    kept = np.empty((n_steps,) + x.shape)
+    for step in range(burn_in + n_steps):
+        for _ in range(substeps):
+            k1 = rhs(x); k2 = rhs(x + h / 2 * k1); k3 = rhs(x + h / 2 * k2); k4 = rhs(x + h * k3)
+            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        x = kick(x, kicks[:, step])
+        if step >= burn_in: kept[step - burn_in] = x
+    return np.moveaxis(kept, 0, -1)
+
 def _lorenz96_random_rollout(edges, partners, x0, noise, kicks, cfg: SimConfig) -> np.ndarray:
     """RK4-integrate the triad system from `x0` `(B, M)` -> `(B, M, n_steps, 1)`, as the ring's rollout
 
     After each sampling interval the state gets a kick `lorenz_process_noise * sqrt(lorenz_dt) * kicks`."""
-    h, rhs = cfg.lorenz_dt / cfg.lorenz_substeps, _lorenz96_random_rhs(partners, cfg.forcing)
     kick = cfg.lorenz_process_noise * np.sqrt(cfg.lorenz_dt)
-    x = x0.copy()
-    kept = np.empty((cfg.n_steps,) + x.shape)
-    for step in range(cfg.lorenz_burn_in + cfg.n_steps):
-        for _ in range(cfg.lorenz_substeps):
-            k1 = rhs(x); k2 = rhs(x + h / 2 * k1); k3 = rhs(x + h / 2 * k2); k4 = rhs(x + h * k3)
-            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        x = x + kick * kicks[:, step]
-        if step >= cfg.lorenz_burn_in: kept[step - cfg.lorenz_burn_in] = x
-    return (kept.transpose(1, 2, 0) + cfg.lorenz_noise * noise)[..., None]
+    kept = _kicked_rk4(_lorenz96_random_rhs(partners, cfg.forcing), lambda x, k: x + kick * k, x0, kicks,
+                       cfg.lorenz_dt, cfg.lorenz_substeps, cfg.lorenz_burn_in, cfg.n_steps)
+    return (kept + cfg.lorenz_noise * noise)[..., None]
 
 _SYSTEM_PARTS["lorenz96_random"] = (_lorenz96_random_draw, _lorenz96_random_rollout, True)
 
@@ -773,10 +812,14 @@ def _additive_draw(cfg: SimConfig):
         return edges, link, lag, signed, self_coef, innovations
     return draw
 
+def _signed_weights(edges: np.ndarray, signed: np.ndarray, scale: float) -> np.ndarray:
+    "Weights `(B, cause, effect)`: ±(0.5..1) `scale` / sqrt(in-degree) on the edges (sign and size from `signed` in [-1, 1]), else 0."
+    size = np.sign(signed) * (0.5 + 0.5 * np.abs(signed)) * scale
+    return edges * size / np.sqrt(np.maximum(edges.sum(1), 1))[:, None]
+
 def _additive_weights(edges: np.ndarray, signed: np.ndarray, cfg: SimConfig) -> np.ndarray:
     "Link weights `(B, cause, effect)`: ±(0.5..1) `add_coef` / sqrt(in-degree) on the edges, else 0."
-    size = np.sign(signed) * (0.5 + 0.5 * np.abs(signed)) * cfg.add_coef
-    return edges * size / np.sqrt(np.maximum(edges.sum(1), 1))[:, None]
+    return _signed_weights(edges, signed, cfg.add_coef)
 
 def _additive_step(history: np.ndarray, self_coef: np.ndarray, w: np.ndarray, which: np.ndarray) -> np.ndarray:
     """The next values `(B, M)` before noise from `history (B, lags, M)`, most recent first
@@ -799,13 +842,101 @@ def _additive_rollout(edges, link, lag, signed, self_coef, innovations, cfg: Sim
 
 _SYSTEM_PARTS["additive"] = (_additive_draw, _additive_rollout, True)
 
+# %% ../nbs/01_sims.ipynb #bio00002
+def _lotka_volterra_draw(cfg: SimConfig):
+    "Sized draw for Lotka-Volterra populations: graphs, signed interactions, growth rates, start, kicks."
+    m = cfg.n_total
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        signed, rate = 2 * rngs[1].random((n, m, m)) - 1, 0.5 + 1.5 * rngs[2].random((n, m))
+        y0 = 0.3 * rngs[3].standard_normal((n, m))
+        kicks = rngs[4].standard_normal((n, cfg.lv_burn_in + cfg.n_steps, m), dtype=np.float32)
+        return edges, signed, rate, y0, kicks
+    return draw
+
+def _lotka_volterra_rollout(edges, signed, rate, y0, kicks, cfg: SimConfig) -> np.ndarray:
+    "Integrate log abundances for all samples at once -> abundances `(B, M, n_steps, 1)`."
+    a = _signed_weights(edges, signed, cfg.lv_coef)                           # (B, cause, effect)
+    def rhs(y):
+        x = np.exp(y)
+        return rate * (1 - x + np.matmul(x[:, None], a)[:, 0]) + cfg.lv_immigration / x
+    scale = cfg.lv_noise * np.sqrt(cfg.lv_dt)
+    y = _kicked_rk4(rhs, lambda y, k: np.clip(y + scale * k, -8.0, 3.0), y0, kicks, cfg.lv_dt, cfg.lv_substeps,
+                    cfg.lv_burn_in, cfg.n_steps)
+    return np.exp(y)[..., None]
+
+_SYSTEM_PARTS["lotka_volterra"] = (_lotka_volterra_draw, _lotka_volterra_rollout, True)
+
+def _gene_regulatory_draw(cfg: SimConfig):
+    "Sized draw for gene regulation: graphs, activation or repression, Hill coefficients, thresholds, rates, kicks."
+    m = cfg.n_total
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        activates, hill = rngs[1].random((n, m, m)) < 0.6, 1 + 3 * rngs[2].random((n, m, m))
+        threshold = 0.3 + 0.4 * rngs[3].random((n, m, m))
+        decay, basal = 0.3 + 0.7 * rngs[4].random((n, m)), 0.05 + 0.25 * rngs[5].random((n, m))
+        x0 = 0.2 + 0.6 * rngs[6].random((n, m))
+        kicks = rngs[7].standard_normal((n, cfg.grn_burn_in + cfg.n_steps, m), dtype=np.float32)
+        return edges, activates, hill, threshold, decay, basal, x0, kicks
+    return draw
+
+def _gene_regulation(edges, activates, hill, threshold) -> callable:
+    "`h(x)`: each gene's mean Hill term over its regulators `(B, M)` of expression `x` `(B, M)`; 0.5 if unregulated."
+    regulated, in_degree = edges.any(1), np.maximum(edges.sum(1), 1)
+    def h(x):
+        z = (x[:, :, None] / threshold) ** hill                                 # (B, cause, effect)
+        term = np.where(activates, z / (1 + z), 1 / (1 + z))
+        return np.where(regulated, (term * edges).sum(1) / in_degree, 0.5)
+    return h
+
+def _gene_regulatory_rollout(edges, activates, hill, threshold, decay, basal, x0, kicks, cfg: SimConfig) -> np.ndarray:
+    "Integrate expression for all samples at once -> `(B, M, n_steps, 1)`."
+    h = _gene_regulation(edges, activates, hill, threshold)
+    scale = cfg.grn_noise * np.sqrt(cfg.grn_dt)
+    x = _kicked_rk4(lambda x: decay * (basal + (1 - basal) * h(np.maximum(x, 0)) - x),
+                    lambda x, k: np.maximum(x + scale * np.sqrt(x + 0.05) * k, 0.0), x0, kicks, cfg.grn_dt,
+                    cfg.grn_substeps, cfg.grn_burn_in, cfg.n_steps)
+    return x[..., None]
+
+_SYSTEM_PARTS["gene_regulatory"] = (_gene_regulatory_draw, _gene_regulatory_rollout, True)
+
+def _fitzhugh_nagumo_draw(cfg: SimConfig):
+    "Sized draw for FitzHugh-Nagumo neurons: graphs, coupling strengths, currents, recovery rates, start, kicks."
+    m = cfg.n_total
+    def draw(rngs, n):
+        edges = random_graphs(rngs[0], n, m, cfg.edge_prob)
+        strength = 0.5 + rngs[1].random((n, m, m))
+        current, recovery = 0.2 + 0.6 * rngs[2].random((n, m)), 0.05 + 0.1 * rngs[3].random((n, m))
+        start = np.stack([-2 + 4 * rngs[4].random((n, m)), -1 + 2.5 * rngs[5].random((n, m))], -1)
+        kicks = rngs[6].standard_normal((n, cfg.fhn_burn_in + cfg.n_steps, m), dtype=np.float32)
+        return edges, strength, current, recovery, start, kicks
+    return draw
+
+def _fitzhugh_nagumo_rollout(edges, strength, current, recovery, start, kicks, cfg: SimConfig) -> np.ndarray:
+    "Integrate the neurons for all samples at once -> `(B, M, n_steps, 2)`: voltage v and recovery w."
+    c = cfg.fhn_coupling * strength * edges / np.sqrt(np.maximum(edges.sum(1), 1))[:, None]   # (B, cause, effect)
+    into = c.sum(1)
+    def rhs(s):
+        v, w = s[..., 0], s[..., 1]
+        dv = v - v ** 3 / 3 - w + current + np.matmul(v[:, None], c)[:, 0] - into * v
+        return np.stack([dv, recovery * (v + 0.7 - 0.8 * w)], -1)
+    scale = cfg.fhn_noise * np.sqrt(cfg.fhn_dt)
+    def kick(s, k):
+        s = s.copy(); s[..., 0] += scale * k
+        return s
+    states = _kicked_rk4(rhs, kick, start, kicks, cfg.fhn_dt, cfg.fhn_substeps, cfg.fhn_burn_in, cfg.n_steps)
+    return states.transpose(0, 1, 3, 2)                                          # (B, M, 2, T) -> (B, M, T, 2)
+
+_SYSTEM_PARTS["fitzhugh_nagumo"] = (_fitzhugh_nagumo_draw, _fitzhugh_nagumo_rollout, True)
+
 # %% ../nbs/01_sims.ipynb #i4900015
 MIXTURE_SYSTEMS = ("springs", "kuramoto", "lorenz96_random", "var", "var_nonlinear", "fmri", "maps",
                    "var_lagged", "additive", "var_persistent")  # appended: earlier systems keep their index
 OBSERVED_FEATURES = {"springs": (0, 1), "kuramoto": (1,), "lorenz96": (0,), "lorenz96_random": (0,), "var": (0,),
                      "var_nonlinear": (0,), "fmri": (0,), "maps": (0,), "var_lagged": (0,), "additive": (0,),
-                     "var_persistent": (0,)}
-# what a user records: positions, sin φ, values, BOLD
+                     "var_persistent": (0,), "lotka_volterra": (0,), "gene_regulatory": (0,),
+                     "fitzhugh_nagumo": (0,)}
+# what a user records: positions, sin φ, values, BOLD, abundances, expression, voltage
 
 def _check_range(name: str, pair, low: float, high: float | None = None):
     "`ValueError` unless `pair` is (a, b) with low <= a <= b (<= high)."
@@ -870,6 +1001,10 @@ def _group_config(system: str, n: int, t: int, cfg: MixtureConfig, rng: np.rando
     if system == "var_persistent":                                        # the lag-per-edge VAR, drawn as above
         return SimConfig("var_lagged", n_nodes=n, n_steps=t, edge_prob=density, lvar_max_lag=int(rng.integers(1, 3)),
                          lvar_self=0.97, lvar_coef=rng.uniform(0.15, 0.8)), 1.0
+    if system in ("lotka_volterra", "gene_regulatory", "fitzhugh_nagumo"):   # RK4 steps of at most 0.1 (0.25 for genes)
+        prefix, longest = {"lotka_volterra": ("lv", 0.1), "gene_regulatory": ("grn", 0.25), "fitzhugh_nagumo": ("fhn", 0.1)}[system]
+        fields = {f"{prefix}_dt": scale, f"{prefix}_substeps": max(1, int(np.ceil(scale / longest - 1e-9)))}
+        return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, **fields), scale
     if system in ("var_nonlinear", "maps", "var_lagged", "additive"):   # discrete in time: one step is one lag
         return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density), 1.0
     tr = 0.1 * max(1, round(15 * scale))                                   # fmri: 1.5 s x scale, whole 0.1 s steps
@@ -912,6 +1047,18 @@ def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int, start: int = 
                            system=np.full(cfg.batch_size, system), noise=noise.astype(np.float32),
                            n_nodes=n, step=float(step), sim=sim))
     return groups
+
+def simulate_recordings(system: str, n_nodes: int, n_steps: int, n_samples: int, seed: int,
+                        mixture: MixtureConfig | None = None) -> dict:
+    """`n_samples` recordings of `system` as a user has them, and their graphs, reproducible from `seed`
+
+    The simulator settings a mixture group of `system` draws (`mixture`; None: the mixture's middle, 2.5 causes per
+    series and the system's default sampling interval), kept as recorded: `x` float32 `(n_samples, n_nodes, n_steps, observed
+    features)` in the simulator's units, without noise, gaps or standardisation; `edges` int8 `(n_samples, N, N)`."""
+    mixture = MixtureConfig(in_degree=(2.5, 2.5), step_scale=(1.0, 1.0)) if mixture is None else mixture
+    sim, _ = _group_config(system, n_nodes, n_steps, mixture, np.random.default_rng(seed))
+    raw = simulate(sim, n_samples, seed=seed)
+    return {"x": raw["x"][..., list(OBSERVED_FEATURES[system])].astype(np.float32), "edges": raw["edges"]}
 
 def groups_by_nodes(groups: list[dict]) -> dict[int, list[dict]]:
     "The groups of `simulate_mixture` keyed by their number of series N, in order."

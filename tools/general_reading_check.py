@@ -25,16 +25,13 @@ from acd_nb.data import load_netsim
 from acd_nb.infer import _windows_probs, encoder_window, infer, split_observed
 from acd_nb.metrics import edge_auroc, posterior_to_scores
 from acd_nb.pretrained import load_model, prepare_series
-from acd_nb.sims import MIXTURE_SYSTEMS, OBSERVED_FEATURES, MixtureConfig, _group_config, simulate
-
-TEST = MixtureConfig(in_degree=(2.5, 2.5), step_scale=(1.0, 1.0))  # exp_general's test draws: default steps
+from acd_nb.sims import MIXTURE_SYSTEMS, MixtureConfig, simulate_recordings
 
 
-def fresh(system: str, n: int, t: int, b: int, seed: int, mixture: MixtureConfig = TEST):
+def fresh(system: str, n: int, t: int, b: int, seed: int, mixture: MixtureConfig | None = None):
     "`b` raw recordings `(b, n, t, observed features)` of `system` drawn as `exp_general` draws them, and their graphs"
-    sim, _ = _group_config(system, n, t, mixture, np.random.default_rng(seed))
-    raw = simulate(sim, b, seed=seed)
-    return raw["x"][..., list(OBSERVED_FEATURES[system])].astype(np.float32), raw["edges"]
+    recordings = simulate_recordings(system, n, t, b, seed, mixture)
+    return recordings["x"], recordings["edges"]
 
 
 def read(loaded, x, single_window: bool = False, **kwargs) -> np.ndarray:

@@ -19,11 +19,8 @@ from acd_nb.data import load_netsim
 from acd_nb.infer import infer
 from acd_nb.metrics import edge_auroc
 from acd_nb.pretrained import load_model, prepare_series
-from acd_nb.sims import OBSERVED_FEATURES, MixtureConfig, _group_config, simulate
+from acd_nb.sims import simulate_recordings
 from acd_nb.train import adapt_by_self_training
-
-TEST = MixtureConfig(in_degree=(2.5, 2.5), step_scale=(1.0, 1.0))  # exp_general's test draws: one density, default steps
-
 
 def auroc(loaded, x, edges) -> float:
     "Mean per-recording Enc AUROC of raw series `x (B, N, T, D)`, read as `acd infer` reads them"
@@ -33,9 +30,8 @@ def auroc(loaded, x, edges) -> float:
 
 def fresh(system: str, b: int, steps: int, seed: int):
     "`b` recordings of `system` (10 series, its observed features) and their graphs"
-    sim, _ = _group_config(system, 10, steps, TEST, np.random.default_rng(seed))
-    raw = simulate(sim, b, seed=seed)
-    return raw["x"][..., list(OBSERVED_FEATURES[system])].astype(np.float32), raw["edges"]
+    recordings = simulate_recordings(system, 10, steps, b, seed)  # as exp_general draws its test recordings
+    return recordings["x"], recordings["edges"]
 
 
 def adapted(init, recordings, train: dict, folder: Path):
