@@ -667,6 +667,17 @@ def _write_sample(out: Path, sample: str, p: np.ndarray, names: list[str], title
     likely = sorted(((p[i, j], names[i], names[j]) for i, j in zip(*np.nonzero(p > 0.5))), reverse=True)
     return [{"cause": c, "effect": e, "probability": float(q)} for q, c, e in likely]
 
+def _edges_line(likely: list[dict], p: np.ndarray, names: list[str], shown: int = 8) -> str:
+    """What follows "k edge(s) with p > 0.5" on the console: the first `shown` of them, or with none the three most
+    probable edges of `p (N, N)` (the general model's probabilities rank a recording's edges but are not calibrated
+    across N: at N = 100 a well-ranked graph can have no edge above 0.5)"""
+    if likely:
+        return ": " + ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:shown]) + \
+            (", ..." if len(likely) > shown else "")
+    top = np.argsort(-np.where(np.eye(len(p), dtype=bool), -np.inf, p), axis=None)[:3]
+    return " (highest: " + ", ".join(f"{names[i]}->{names[j]} {p[i, j]:.2f}" for i, j in
+                                     (np.unravel_index(k, p.shape) for k in top)) + ")"
+
 def _same(values: list):
     "The one value all of `values` share, else None"
     return values[0] if values and all(v == values[0] for v in values) else None
@@ -776,9 +787,7 @@ def infer_files(loaded: LoadedModel, inputs, out_dir, method: str = "enc", time_
                                 "graph_png": str(out / f"{sample}_graph.png") if figures else None,
                                 "likely_edges": likely})
                 if verbose:
-                    shown = ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:8])
-                    print(f"{sample}: {len(likely)} edge(s) with p > 0.5"
-                          f"{': ' + shown + (', ...' if len(likely) > 8 else '') if likely else ''}  "
+                    print(f"{sample}: {len(likely)} edge(s) with p > 0.5{_edges_line(likely, p, names)}  "
                           f"[{out / f'{sample}_edges.csv'}{', _graph.png' if figures else ''}]")
         order = {sample: k for k, sample in enumerate(samples)}
         written.sort(key=lambda s: order[s["sample"]])
@@ -922,9 +931,8 @@ def _write_collection(out: Path, probs: np.ndarray, recs, verbose: bool, summary
         mark_written(out, "infer", planned)
     if verbose:
         for note in summary["notes"]: print(note if note.startswith("warning: ") else f"note: {note}")
-        shown = ", ".join(f"{e['cause']}->{e['effect']} {e['probability']:.2f}" for e in likely[:8])
-        print(f"one graph for {len(recs.series)} recording(s) ({how}): "
-              f"{len(likely)} edge(s) with p > 0.5{': ' + shown if likely else ''}  [{out / 'collection_edges.csv'}]")
+        print(f"one graph for {len(recs.series)} recording(s) ({how}): {len(likely)} edge(s) with p > 0.5"
+              f"{_edges_line(likely, probs, recs.names)}  [{out / 'collection_edges.csv'}]")
     return summary
 
 # %% ../nbs/40_commands.ipynb #3fee51e8
