@@ -813,7 +813,7 @@ def _additive_draw(cfg: SimConfig):
     return draw
 
 def _signed_weights(edges: np.ndarray, signed: np.ndarray, scale: float) -> np.ndarray:
-    "Weights `(B, cause, effect)`: ±(0.5..1) `scale` / sqrt(in-degree) on the edges (sign and size from `signed` in [-1, 1]), else 0."
+    "Weights `(B, cause, effect)`: ±(0.5..1) `scale` / sqrt(in-degree) on the edges (`signed` in [-1, 1]), else 0."
     size = np.sign(signed) * (0.5 + 0.5 * np.abs(signed)) * scale
     return edges * size / np.sqrt(np.maximum(edges.sum(1), 1))[:, None]
 
@@ -1002,7 +1002,8 @@ def _group_config(system: str, n: int, t: int, cfg: MixtureConfig, rng: np.rando
         return SimConfig("var_lagged", n_nodes=n, n_steps=t, edge_prob=density, lvar_max_lag=int(rng.integers(1, 3)),
                          lvar_self=0.97, lvar_coef=rng.uniform(0.15, 0.8)), 1.0
     if system in ("lotka_volterra", "gene_regulatory", "fitzhugh_nagumo"):   # RK4 steps of at most 0.1 (0.25 for genes)
-        prefix, longest = {"lotka_volterra": ("lv", 0.1), "gene_regulatory": ("grn", 0.25), "fitzhugh_nagumo": ("fhn", 0.1)}[system]
+        prefix, longest = {"lotka_volterra": ("lv", 0.1), "gene_regulatory": ("grn", 0.25),
+                           "fitzhugh_nagumo": ("fhn", 0.1)}[system]
         fields = {f"{prefix}_dt": scale, f"{prefix}_substeps": max(1, int(np.ceil(scale / longest - 1e-9)))}
         return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, **fields), scale
     if system in ("var_nonlinear", "maps", "var_lagged", "additive"):   # discrete in time: one step is one lag
@@ -1053,8 +1054,9 @@ def simulate_recordings(system: str, n_nodes: int, n_steps: int, n_samples: int,
     """`n_samples` recordings of `system` as a user has them, and their graphs, reproducible from `seed`
 
     The simulator settings a mixture group of `system` draws (`mixture`; None: the mixture's middle, 2.5 causes per
-    series and the system's default sampling interval), kept as recorded: `x` float32 `(n_samples, n_nodes, n_steps, observed
-    features)` in the simulator's units, without noise, gaps or standardisation; `edges` int8 `(n_samples, N, N)`."""
+    series and the system's default sampling interval), kept as recorded: `x` float32 `(n_samples, n_nodes, n_steps,
+    observed features)` in the simulator's units, without noise, gaps or standardisation; `edges` int8
+    `(n_samples, N, N)`."""
     mixture = MixtureConfig(in_degree=(2.5, 2.5), step_scale=(1.0, 1.0)) if mixture is None else mixture
     sim, _ = _group_config(system, n_nodes, n_steps, mixture, np.random.default_rng(seed))
     raw = simulate(sim, n_samples, seed=seed)
