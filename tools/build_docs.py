@@ -22,7 +22,8 @@ processors do and hands the notebooks to mkdocs-jupyter; mkdocstrings adds an AP
    committed report (`reports/<scale>/<experiment>/`: its claims and figures first, then the executed notebook as run
    at that scale), and on each experiment's page a link to its report.
 4. render: `mkdocs build` with `mkdocs.yml`, pages from `<build>/src`, site into `--site-dir`; MathJax is copied
-   from the `jupyter-server-mathjax` package into the site, so formulas are typeset offline.
+   from the `jupyter-server-mathjax` package into the site, so formulas are typeset offline. The pages mkdocs-jupyter
+   converts are rendered first in `--workers` processes into its cache (`<build>/rendered`, `render_pages`).
 
 usage: python tools/build_docs.py [--site-dir _site] [--build-dir _docs_build] [--workers 2] [--only NAME ...]
 """
@@ -447,6 +448,44 @@ def markdown_pages(site_dir: Path, names: list[str]):
         (site_dir / url.rsplit("/", 1)[1]).write_text("\n\n".join(parts) + "\n")
 
 
+def _render_page(path: str, options: dict, toc_depth: int, cache_file: str):
+    "One page as mkdocs-jupyter renders it (its HTML, table of contents and title), written to its cache file atomically."
+    from mkdocs_jupyter import convert
+    from mkdocs_jupyter.plugin import _get_nb_toc_tokens
+    body = convert.nb2html(path, execute=False, **options)
+    toc_tokens, title = _get_nb_toc_tokens(path, toc_depth)
+    partial = Path(cache_file).with_suffix(".partial")
+    partial.write_text(json.dumps({"content": body, "toc_tokens": toc_tokens, "title": title}), encoding="utf-8")
+    partial.replace(cache_file)
+
+
+def render_pages(cfg, cache_dir: Path, workers: int) -> int:
+    """Render the pages mkdocs-jupyter converts (notebooks and Markdown) in `workers` processes into its cache
+
+    `mkdocs build` converts them one after another (about half of the build); with the cache filled under the keys the
+    plugin computes, it reads them instead. An unchanged page keeps its cache file, so a rebuild converts only what
+    changed. Returns the number of pages rendered; 0, and the plugin converts as before, if its cache helpers are absent
+    (a later mkdocs-jupyter)."""
+    plugin = cfg.plugins["mkdocs-jupyter"]
+    plugin.config["cache"], plugin.config["cache_dir"] = True, str(cache_dir)
+    try:
+        from mkdocs_jupyter.plugin import _compute_cache_key, _get_cache_path, _get_nb_toc_tokens  # noqa: F401
+    except ImportError:
+        return 0
+    keys = ("kernel_name", "theme", "allow_errors", "show_input", "no_input", "no_prompt", "remove_tag_config",
+            "highlight_extra_classes", "include_requirejs", "custom_mathjax_url")
+    options = {k: plugin.config[k] for k in keys}
+    pages = [p for p in Path(cfg.docs_dir).rglob("*") if p.suffix in (".ipynb", ".md") and
+             plugin.should_include(argparse.Namespace(abs_src_path=str(p)))]
+    todo = [(str(p), cache) for p in pages if not (cache := _get_cache_path(
+        cache_dir, _compute_cache_key(str(p), plugin.config, plugin.config["execute"]))).exists()]
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        for job in [pool.submit(_render_page, path, options, plugin.config["toc_depth"], str(cache)) for path, cache in todo]:
+            job.result()
+    return len(todo)
+
+
 def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
     "Execute, process and render; returns {'pages': {name: title}, 'seconds': {...}}."
     from mkdocs.commands.build import build as mkdocs_build
@@ -494,6 +533,7 @@ def build(site_dir: Path, build: Path, workers: int, only=None) -> dict:
     # nbconvert warns for every figure (matplotlib outputs carry no alt text): noise, once per page
     logging.getLogger("traitlets").addFilter(lambda r: not r.getMessage().startswith("Alternative text is missing"))
     cfg = load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(src), site_dir=str(site_dir), nav=nav)
+    render_pages(cfg, build / "rendered", workers)
     mkdocs_build(cfg)
     markdown_pages(site_dir, names)
     seconds = {"execute": round(t_exec, 1), "total": round(time.perf_counter() - t0, 1)}
