@@ -460,14 +460,15 @@ def _render_page(path: str, options: dict, toc_depth: int, cache_file: str):
 
 
 def render_pages(cfg, cache_dir: Path, workers: int) -> int:
-    """Render the pages mkdocs-jupyter converts (notebooks and Markdown) in `workers` processes into its cache
+    """Render the pages mkdocs-jupyter converts (the notebooks) in `workers` processes into its cache `cache_dir`
 
     `mkdocs build` converts them one after another (about half of the build); with the cache filled under the keys the
     plugin computes, it reads them instead. An unchanged page keeps its cache file, so a rebuild converts only what
-    changed. Returns the number of pages rendered; 0, and the plugin converts as before, if its cache helpers are absent
-    (a later mkdocs-jupyter)."""
+    changed. Returns the number of pages rendered; 0, and the plugin converts as before, if mkdocs.yml turns its
+    `cache` off or its cache helpers are absent (a later mkdocs-jupyter)."""
     plugin = cfg.plugins["mkdocs-jupyter"]
-    plugin.config["cache"], plugin.config["cache_dir"] = True, str(cache_dir)
+    plugin.config["cache_dir"] = str(cache_dir)
+    if not plugin.config["cache"]: return 0
     try:
         from mkdocs_jupyter.plugin import _compute_cache_key, _get_cache_path, _get_nb_toc_tokens  # noqa: F401
     except ImportError:

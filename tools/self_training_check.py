@@ -22,6 +22,7 @@ from acd_nb.pretrained import load_model, prepare_series
 from acd_nb.sims import simulate_recordings
 from acd_nb.train import adapt_by_self_training
 
+
 def auroc(loaded, x, edges) -> float:
     "Mean per-recording Enc AUROC of raw series `x (B, N, T, D)`, read as `acd infer` reads them"
     scaled, _ = prepare_series(loaded, x)
