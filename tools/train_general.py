@@ -36,10 +36,15 @@ if __name__ == "__main__":
     p.add_argument("--values-at-lag1", action="store_true",
                    help="the encoder also reads the values' Granger statistic at lag 1 alone (ACDConfig.values_at_lag1)")
     p.add_argument("--systems", default=",".join(MIXTURE_SYSTEMS), help="the mixture's systems, comma-separated")
+    p.add_argument("--steps", default=",".join(map(str, MIXTURE["n_steps"])),
+                   help="the simulated recordings' lengths, LOW,HIGH (MixtureConfig.n_steps)")
+    p.add_argument("--max-steps", type=int, default=MAX_STEPS,
+                   help="groups cut to their first MAX_STEPS steps; the model's max_window (longer recordings are read in windows)")
     args = p.parse_args()
     torch.set_num_threads(1)
-    res = train_mixture(args.out, MixtureConfig(**MIXTURE, systems=tuple(args.systems.split(","))), n_groups=args.groups, n_valid_groups=args.valid_groups,
-                        max_steps=MAX_STEPS, cache_dir=args.cache, init=args.init,
+    res = train_mixture(args.out, MixtureConfig(**{**MIXTURE, "n_steps": tuple(int(t) for t in args.steps.split(","))},
+                                                      systems=tuple(args.systems.split(","))), n_groups=args.groups, n_valid_groups=args.valid_groups,
+                        max_steps=args.max_steps, cache_dir=args.cache, init=args.init,
                         model={**({"evidence": True} if args.evidence else {}),
                                **({"value_lags": args.value_lags} if args.value_lags else {}),
                                **({"values_at_lag1": True} if args.values_at_lag1 else {})} or None,
