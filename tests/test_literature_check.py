@@ -52,6 +52,6 @@ def test_graphs_match_the_data():
     from acd_nb.metrics import edge_auroc
     granger = get_baseline("linear_granger")
     for x, edges in (lit.var3(np.random.default_rng(5), 4, 10, 300),
-                     lit.pcmci_process(np.random.default_rng(6), 4, 6, 1000, max_lag=1, nonlinear=False, weibull=False)):
+                     lit.pcmci_process(np.random.default_rng(6), 4, 6, 1000, 1, nonlinear=False, weibull=False)):
         scores = granger.score_batch(x[..., None].astype(np.float32), progress=False)
         assert np.mean(edge_auroc(scores, edges, per_sample=True)) > 0.9

@@ -33,11 +33,13 @@ from acd_nb.pretrained import load_model, prepare_series, standardise_samples
 
 
 def _rk4(rate, s, h: float):
+    "One Runge-Kutta step of `h` from state `s` under `rate(s)`"
     k1 = rate(s); k2 = rate(s + h / 2 * k1); k3 = rate(s + h / 2 * k2); k4 = rate(s + h * k3)
     return s + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
 
 
-def lorenz96(rng, b: int, n: int, t: int, forcing: float, every: float = 0.05, noise: float = 0.1, burn_in: int = 1000):
+def lorenz96(rng, b: int, n: int, t: int, forcing: float, every: float = 0.05, noise: float = 0.1,
+             burn_in: int = 1000):
     "`(b, n, t)` Lorenz-96 ring recordings and their `(b, n, n)` graph (`[k, i, j] = 1`: i causes j)"
     def rate(x): return (np.roll(x, -1, 1) - np.roll(x, 2, 1)) * np.roll(x, 1, 1) - x + forcing
     x, out = forcing + rng.normal(0, 0.01, (b, n)), []
@@ -64,14 +66,16 @@ def var3(rng, b: int, n: int, t: int, lags: int = 3, share: float = 0.2, noise: 
         coef = np.where(unstable[:, None, None, None], 0.95 * coef, coef)
     xs = [np.zeros((b, n))] * lags
     for _ in range(burn_in + t):
-        xs.append(sum(np.einsum("bji,bi->bj", coef[:, l], xs[-1 - l]) for l in range(lags)) + noise * rng.standard_normal((b, n)))
+        drive = sum(np.einsum("bji,bi->bj", coef[:, l], xs[-1 - l]) for l in range(lags))
+        xs.append(drive + noise * rng.standard_normal((b, n)))
     return np.stack(xs[-t:], -1), causes.transpose(0, 2, 1).copy()
 
 
-def multi_lv(rng, b: int, p: int, t: int, block: int = 2, growth: float = 1.2, predation: float = 0.2, death: float = 1.1,
-             conversion: float = 0.05, noise: float = 0.1, h: float = 0.01, keep_every: int = 10, burn_in: int = 100):
+def multi_lv(rng, b: int, p: int, t: int, block: int = 2, growth: float = 1.2, predation: float = 0.2,
+             death: float = 1.1, conversion: float = 0.05, noise: float = 0.1, h: float = 0.01, keep_every: int = 10,
+             burn_in: int = 100):
     "`(b, 2p, t)` prey then predator populations and their graphs"
-    eats = (np.arange(p)[:, None] // block == np.arange(p)[None] // block).astype(float)   # [predator, prey]
+    eats = (np.arange(p)[:, None] // block == np.arange(p)[None] // block).astype(float)  # [predator, prey]
     def rate(s):
         prey, pred = s
         return np.stack([growth * prey - predation * prey * (pred @ eats) - growth * (prey / 200) ** 2,
@@ -127,6 +131,7 @@ def cases(steps: list[int]):
 
 
 def mean_auroc(scores, edges) -> float:
+    "Mean over recordings of each one's AUROC"
     return float(np.nanmean(edge_auroc(scores, edges, per_sample=True)))
 
 
