@@ -49,7 +49,8 @@ def lorenz96(rng, b: int, n: int, t: int, forcing: float, every: float = 0.05, n
         for _ in range(10): x = _rk4(rate, x, every / 10)
         if step >= burn_in: out.append(x + noise * rng.standard_normal((b, n)))
     causes = np.zeros((n, n), np.int8)
-    for j in range(n): causes[[(j - 2) % n, (j - 1) % n, (j + 1) % n], j] = 1
+    effects = np.arange(n)
+    causes[(effects[:, None] + [-2, -1, 1]) % n, effects[:, None]] = 1                  # x_{j-2}, x_{j-1}, x_{j+1}
     return np.stack(out, -1), np.broadcast_to(causes, (b, n, n)).copy()
 
 
