@@ -127,17 +127,22 @@ def window_starts(n_steps: int, window: int, stride: int | None = None) -> list[
 def window_sizes(model, n_steps: int, stride: int | None = None) -> list[tuple[int, int]]:
     """`(window, stride)` of each size of window a recording of `n_steps` is read in (see above); none: read whole
 
-    The MLP encoder: its `n_steps`. An encoder that reads any length and has a `max_window`: that and twice it (whole
-    up to that), `stride` doubled."""
+    The MLP encoder: its `n_steps`. An encoder that reads any length and has a `max_window`: windows of its
+    `min_window` (default `max_window`), doubled while shorter than the recording and at most twice `max_window`, and
+    the whole recording up to that; `stride` is the shortest size's, scaled with the size."""
     window = encoder_window(model)
-    if window is None or n_steps == window or (n_steps < window and model.cfg.encoder != "mlp"): return []
-    if n_steps < window:
-        raise ValueError(f"the recording has {n_steps} time steps but this model's encoder reads {window} at once: "
-                         f"give at least {window} steps")
-    sizes = [(window, window_stride(window, stride))]
-    if model.cfg.encoder == "mlp": return sizes
-    long = min(2 * window, n_steps)
-    return sizes + [(long, min(2 * sizes[0][1], long))]
+    if model.cfg.encoder == "mlp":
+        if n_steps < window:
+            raise ValueError(f"the recording has {n_steps} time steps but this model's encoder reads {window} at once: "
+                             f"give at least {window} steps")
+        return [] if n_steps == window else [(window, window_stride(window, stride))]
+    shortest = model.cfg.min_window or window
+    if window is None or n_steps <= shortest: return []
+    base, sizes, size = window_stride(shortest, stride), [], shortest
+    while size < n_steps and size <= 2 * window:
+        sizes.append((size, base * size // shortest))
+        size *= 2
+    return sizes + [(n_steps, n_steps)] if n_steps <= 2 * window else sizes
 
 @torch.no_grad()
 def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
@@ -146,7 +151,7 @@ def encode_windows(model, x: torch.Tensor, observed: torch.Tensor | None = None,
     of series (`series_subsets`) where N is above `max_series`
 
     The windows' (subsets') edge-type probabilities are averaged (see above); an encoder that reads any length is
-    also read in windows twice its `max_window` and the two sizes averaged. `observed (B, N, T, D)` is cut alike."""
+    read at each size of `window_sizes` and the sizes averaged. `observed (B, N, T, D)` is cut alike."""
     n = x.shape[1]
     if max_series is not None and n > max_series:
         summed = x.new_zeros(x.shape[0], n, n, model.cfg.n_edge_types)

@@ -97,6 +97,7 @@ class ACDConfig:
     last_change: bool = False  # the MLP decoder also reads each value's last change x[t] - x[t-1] (`MLPDecoder`)
     max_window: int | None = None  # an encoder that reads any length, trained on at most this many steps: longer
                                    # recordings are read in windows of it and of twice it (`acd_nb.infer.encode_windows`)
+    min_window: int | None = None  # ... and also in windows of this many steps, doubled up to max_window (None: max_window)
     evidence: bool = False  # the pair-statistics encoder reads generic nonlinear Granger evidence and adds it, weighted,
                             # to its edge logit (`PairStatsEncoder`)
     value_lags: int = 0  # the pair-statistics encoder also reads a Granger statistic of the values at lags 1..value_lags
@@ -114,6 +115,8 @@ class ACDConfig:
              f"the MLP encoder needs n_steps (time steps it sees) >= 2, got {self.n_steps}")
         need(self.max_window is None or (self.encoder != "mlp" and self.max_window >= 2),
              f"max_window (>= 2) is for encoders that read any length; the MLP encoder reads n_steps, got {self.max_window}")
+        need(self.min_window is None or (self.max_window is not None and 2 <= self.min_window <= self.max_window),
+             f"min_window needs a max_window and must be in 2..max_window, got {self.min_window} (max_window {self.max_window})")
         for option in ("mean_messages", "last_change"):
             need(not getattr(self, option) or self.decoder == "mlp",
                  f"{option} is an option of the MLP decoder, not of {self.decoder!r}")
@@ -145,6 +148,7 @@ class ACDConfig:
         if not d["mean_messages"]: del d["mean_messages"]  # likewise
         if not d["last_change"]: del d["last_change"]
         if d["max_window"] is None: del d["max_window"]
+        if d["min_window"] is None: del d["min_window"]
         if not d["evidence"]: del d["evidence"]
         if not d["value_lags"]: del d["value_lags"]
         if not d["values_at_lag1"]: del d["values_at_lag1"]

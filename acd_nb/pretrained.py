@@ -609,6 +609,19 @@ def _value_statistics(model: dict) -> str:
            (["lag 1 alone"] if model.get("values_at_lag1") else [])
     return f" (with the values' Granger statistic at {' and at '.join(lags)})" if lags else ""
 
+def _reading(model: dict) -> str:
+    "How a card's model reads a recording longer than it was trained on ('' when it reads any length whole)"
+    longest = model.get("max_window")
+    if not longest: return ""
+    if not model.get("min_window"):
+        return (f"A recording longer than {longest} steps, the longest it was trained on, is read in windows of {longest} "
+                f"steps, {longest // 2} apart, and of {2 * longest} (whole up to that), the mean edge probabilities of the "
+                "two sizes averaged. ")
+    sizes = [model["min_window"] * 2 ** k for k in range(8) if model["min_window"] * 2 ** k <= 2 * longest]
+    return (f"Trained on recordings up to {longest} steps, every other batch cut to {sizes[0]}: a recording longer than "
+            f"{sizes[0]} steps is read in windows of {', '.join(map(str, sizes))} steps, each size's half its length apart, "
+            f"and whole up to {2 * longest} steps, the mean edge probabilities of the sizes averaged. ")
+
 def _card_general(card: dict) -> list[str]:
     "The card of a model trained on a mixture of systems (`acd_nb.train.train_mixture`): use, data, training, tests"
     data, model, training = card.get("data") or {}, card.get("model") or {}, card.get("training") or {}
@@ -620,10 +633,7 @@ def _card_general(card: dict) -> list[str]:
              f"{model.get('n_features')} features each, any length from {card['min_steps']} steps on. Each "
              "recording is standardised on its own (each feature's mean over series and time removed, divided by the "
              "recording's standard deviation), so units do not matter; features a series lacks are read as unobserved. "
-             + (f"A recording longer than {model['max_window']} steps, the longest it was trained on, is read in windows "
-                f"of {model['max_window']} steps, {model['max_window'] // 2} apart, and of {2 * model['max_window']} "
-                f"(whole up to that), the mean edge probabilities of the two sizes averaged. "
-                if model.get("max_window") else "")
+             + _reading(model)
              + f"`acd infer --pretrained {card['name']} --input FILE --out DIR`.", "", "## Data", "",
              f"{data.get('n_groups')} training batches of {mix.get('batch_size')} samples (seed {data.get('data_seed')}), "
              f"{data.get('n_valid_groups')} for validation (seed {data.get('valid_seed')}); each batch one system, one N "

@@ -40,7 +40,7 @@ from .nn import pair_index
 from .sims import MixtureConfig, SimConfig, simulate_mixture
 
 # %% auto #0
-__all__ = ['COMPILED_PARTS', 'SELECT', 'GROUP_ARRAYS', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE',
+__all__ = ['COMPILED_PARTS', 'SELECT', 'GROUP_ARRAYS', 'READING', 'PATIENCE_MIN_GAIN', 'SYSTEM_MODEL', 'RUN_KEYS', 'VOLATILE',
            'RECORDINGS_PATIENCE', 'SELECTION', 'SELECTION_AUROC', 'GENERAL_MODEL', 'GENERAL_TRAIN', 'SIMULATION_GROUPS',
            'ADAPTATION_LR', 'SELF_TRAINING', 'TrainConfig', 'as_tensors', 'extra_tensors', 'with_observation_mask',
            'GroupBatch', 'GroupedData', 'mixture_data', 'supervised_edge_loss', 'save_checkpoint', 'load_checkpoint',
@@ -276,10 +276,14 @@ def load_checkpoint(path, map_location="cpu") -> dict:
         raise ValueError(f"{path} is not an acd_nb checkpoint (no model weights and config in it)")
     return ckpt
 
-def load_weights(model, checkpoint, map_location="cpu") -> dict:
-    "Load `checkpoint`'s weights into `model`, which must have the same config; returns the checkpoint"
+READING = ("max_window", "min_window")  # config fields that say how recordings are read, not what the weights are
+
+def load_weights(model, checkpoint, map_location="cpu", ignore: tuple[str, ...] = ()) -> dict:
+    """Load `checkpoint`'s weights into `model`, which must have the same config but for the fields in `ignore`;
+    returns the checkpoint"""
     ckpt = load_checkpoint(checkpoint, map_location=map_location)
-    if ckpt["config"] != model.cfg.to_dict():
+    def kept(cfg): return {k: v for k, v in cfg.items() if k not in ignore}
+    if kept(ckpt["config"]) != kept(model.cfg.to_dict()):
         raise ValueError(f"{checkpoint} holds a model with another config than this one; use another out_dir or init")
     model.load_state_dict(ckpt["model"])
     return ckpt
@@ -1468,21 +1472,26 @@ def mixture_groups(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir=None,
             with open(tmp, "wb") as f: np.savez_compressed(f, **{f"{k}/{a}": g[a] for k, g in enumerate(groups) for a in names})
     with np.load(path) as z: return [{a: z[f"{k}/{a}"] for a in names} for k in range(n_groups)]
 
-def _cut(groups: list[dict], max_steps: int | None) -> list[dict]:
-    "Groups cut to their first `max_steps` steps."
+def _cut(groups: list[dict], max_steps: int | None, short_steps: int | None = None) -> list[dict]:
+    "Groups cut to their first `max_steps` steps, every other one (the second, fourth, ...) to `short_steps`."
     if max_steps is None: return groups
-    return [{**g, "x": g["x"][:, :, :max_steps], "observed": g["observed"][:, :, :max_steps]} for g in groups]
+    def cut(g, steps): return {**g, "x": g["x"][:, :, :steps], "observed": g["observed"][:, :, :steps]}
+    return [cut(g, short_steps if short_steps and k % 2 else max_steps) for k, g in enumerate(groups)]
 
 def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: int = 480, n_valid_groups: int = 24,
                   seed: int = 0, data_seed: int = 0, valid_seed: int = 1, max_steps: int | None = 64,
                   model: dict | None = None, train: dict | None = None, threads: int | None = None,
-                  cache_dir=None, leave_out: tuple[str, ...] = (), init=None, features: int | None = None) -> dict:
+                  cache_dir=None, leave_out: tuple[str, ...] = (), init=None, features: int | None = None,
+                  short_steps: int | None = None) -> dict:
     """Train one ACD model on a mixture of simulated systems (`MixtureConfig`, default all of them) with `fit`
 
     `leave_out`: systems whose groups are dropped from the same simulated mixture (training and validation), for a
     model that never saw them. `features`: each simulated recording keeps its first `features` features, as a user's
     recordings with that many would have them (springs: x alone of x, y). `model` and `train` override `GENERAL_MODEL`
-    and `GENERAL_TRAIN` (then `TrainConfig`'s defaults). `init`: a checkpoint of a model with the same config whose weights a new run starts from (training on
+    and `GENERAL_TRAIN` (then `TrainConfig`'s defaults). Groups are cut to their first `max_steps` steps (the model's
+    `max_window`: longer recordings are read in windows); with `short_steps`, every other group to that many instead
+    (the model's `min_window`), so that short and long stretches both keep their weight. `init`: a checkpoint of a
+    model with the same config but for how it reads recordings (`READING`) whose weights a new run starts from (training on
     from a model trained on another mixture; a resumed run keeps its own). With `out_dir`:
     `run.json`, `last.pt` (resumed when there), `best.pt`, `history.json`. Returns `model` (the best weights),
     `history`, `run`."""
@@ -1493,25 +1502,27 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
     unknown = [s for s in leave_out if s not in mixture.systems]
     if unknown or set(leave_out) >= set(mixture.systems):
         raise ValueError(f"leave_out must name some but not all of the mixture's systems {mixture.systems}, got {leave_out}")
-    model_cfg = ACDConfig(**{**GENERAL_MODEL, "max_window": max_steps, **(model or {})})  # longer: read in windows
+    model_cfg = ACDConfig(**{**GENERAL_MODEL, "max_window": max_steps, **({"min_window": short_steps} if short_steps else {}),
+                             **(model or {})})  # longer: read in windows
     train_cfg = TrainConfig(**{**GENERAL_TRAIN, "seed": seed, **(train or {})})
     data = {"mixture": asdict(mixture), "n_groups": n_groups, "n_valid_groups": n_valid_groups, "data_seed": data_seed,
             "valid_seed": valid_seed, "max_steps": max_steps, **({"leave_out": list(leave_out)} if leave_out else {}),
-            **({"features": features} if features else {})}
+            **({"features": features} if features else {}), **({"short_steps": short_steps} if short_steps else {})}
     data = json.loads(json.dumps(data))  # as run.json holds it (lists, not tuples): a resumed run compares equal
     d = model_cfg.n_features  # inputs: each recording standardised on its own (`acd_nb.pretrained.standardise_samples`)
     run = {"system": "mixture", "preset": None, "data": data, "features": None, **per_sample_meta(d), "model": model_cfg.to_dict(),
            "train": train_cfg.to_dict(), "acd_nb_version": __version__, "precision": _precision(model_cfg, train_cfg),
            **({"init": str(Path(init).resolve())} if init is not None else {})}
     def groups(n, seed):
-        kept = [g for g in mixture_groups(mixture, n, seed, cache_dir) if str(g["system"][0]) not in leave_out]
+        cut = _cut(mixture_groups(mixture, n, seed, cache_dir), max_steps, short_steps)  # cut as the whole mixture is
+        kept = [g for g in cut if str(g["system"][0]) not in leave_out]
         if features: kept = [{**g, "x": g["x"][..., :features]} for g in kept]
-        return mixture_data(_cut(kept, max_steps), model_cfg.n_features)
+        return mixture_data(kept, model_cfg.n_features)
     train_data, valid_data = groups(n_groups, data_seed), groups(n_valid_groups, valid_seed)
     out_dir = Path(out_dir) if out_dir is not None else None
     seed_everything(seed)
     net = ACD(model_cfg)
-    if init is not None: load_weights(net, init)
+    if init is not None: load_weights(net, init, ignore=READING)
     fresh = out_dir is not None and not (out_dir / "run.json").exists()
     try:
         if out_dir is not None: write_or_check_run(out_dir / "run.json", run)
