@@ -32,26 +32,19 @@ from acd_nb.baselines import get_baseline
 from acd_nb.infer import infer
 from acd_nb.metrics import edge_auroc
 from acd_nb.pretrained import load_model, prepare_series, standardise_samples
-
-
-def _rk4(rate, s, h: float):
-    "One Runge-Kutta step of `h` from state `s` under `rate(s)`"
-    k1 = rate(s); k2 = rate(s + h / 2 * k1); k3 = rate(s + h / 2 * k2); k4 = rate(s + h * k3)
-    return s + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+from acd_nb.sims import _kicked_rk4
 
 
 def lorenz96(rng, b: int, n: int, t: int, forcing: float, every: float = 0.05, noise: float = 0.1,
              burn_in: int = 1000):
     "`(b, n, t)` Lorenz-96 ring recordings and their `(b, n, n)` graph (`[k, i, j] = 1`: i causes j)"
     def rate(x): return (np.roll(x, -1, 1) - np.roll(x, 2, 1)) * np.roll(x, 1, 1) - x + forcing
-    x, out = forcing + rng.normal(0, 0.01, (b, n)), []
-    for step in range(burn_in + t):
-        for _ in range(10): x = _rk4(rate, x, every / 10)
-        if step >= burn_in: out.append(x + noise * rng.standard_normal((b, n)))
+    x0 = forcing + rng.normal(0, 0.01, (b, n))
+    states = _kicked_rk4(rate, lambda x, _: x, x0, np.zeros((b, burn_in + t)), every, 10, burn_in, t)  # no process noise
     causes = np.zeros((n, n), np.int8)
     effects = np.arange(n)
     causes[(effects[:, None] + [-2, -1, 1]) % n, effects[:, None]] = 1                  # x_{j-2}, x_{j-1}, x_{j+1}
-    return np.stack(out, -1), np.broadcast_to(causes, (b, n, n)).copy()
+    return states + noise * rng.standard_normal(states.shape), np.broadcast_to(causes, (b, n, n)).copy()
 
 
 def var3(rng, b: int, n: int, t: int, lags: int = 3, share: float = 0.2, noise: float = 0.1, burn_in: int = 100):
@@ -79,17 +72,17 @@ def multi_lv(rng, b: int, p: int, t: int, block: int = 2, growth: float = 1.2, p
              burn_in: int = 100):
     "`(b, 2p, t)` prey then predator populations and their graphs"
     eats = (np.arange(p)[:, None] // block == np.arange(p)[None] // block).astype(float)  # [predator, prey]
-    def rate(s):
-        prey, pred = s
+    def rate(s):  # s (b, 2, p): prey, predators
+        prey, pred = s[:, 0], s[:, 1]
         return np.stack([growth * prey - predation * prey * (pred @ eats) - growth * (prey / 200) ** 2,
-                         conversion * pred * (prey @ eats.T) - death * pred])
-    s, out = rng.uniform(10, 100, (2, b, p)), []
-    for step in range((burn_in + t) * keep_every):
-        s = np.maximum(_rk4(rate, s, h) + noise * rng.standard_normal(s.shape), 0)
-        if step % keep_every == 0 and step >= burn_in * keep_every: out.append(np.concatenate(s, 1))
+                         conversion * pred * (prey @ eats.T) - death * pred], 1)
+    s0, steps = rng.uniform(10, 100, (b, 2, p)), (burn_in + t) * keep_every
+    # noise after every RK4 step, populations clipped at 0; every keep_every-th state kept
+    states = _kicked_rk4(rate, lambda s, k: np.maximum(s + noise * k, 0), s0, rng.standard_normal((b, steps, 2, p)), h, 1,
+                         burn_in * keep_every, t * keep_every)[..., ::keep_every]
     causes = np.zeros((2 * p, 2 * p), np.int8)
     causes[p:, :p], causes[:p, p:] = eats, eats.T                                            # predator -> prey and back
-    return np.stack(out, -1), np.broadcast_to(causes, (b, 2 * p, 2 * p)).copy()
+    return states.reshape(b, 2 * p, t), np.broadcast_to(causes, (b, 2 * p, 2 * p)).copy()
 
 
 def pcmci_process(rng, b: int, n: int, t: int, max_lag: int, nonlinear: bool, weibull: bool, burn_in: int = 200):
