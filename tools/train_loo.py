@@ -32,7 +32,8 @@ def train_one(out: Path, model: str, system: str, minutes: float, device: str, t
     # as the notebook: the general model's objective and batch size, the learning rate of a run from scratch
     train = {k: v for k, v in (general.info["meta"].get("train") or {}).items() if k in ("edge_loss", "elbo", "batch_size")}
     run = train_mixture(out / system, mixture, n_groups=groups, n_valid_groups=valid_groups, max_steps=mix["max_steps"],
-                        cache_dir=out / "data", leave_out=(system,), model=general.model.cfg.to_dict(),
+                        short_steps=mix.get("short_steps"), cache_dir=out / "data", leave_out=(system,),
+                        model=general.model.cfg.to_dict(),
                         train={**train, "minutes": minutes, "progress": False, "device": device})
     last = run["history"][-1]
     print(json.dumps({"system": system, "device": device, "epochs": len(run["history"]), "minutes": last["minutes"],
