@@ -959,6 +959,14 @@ class MixtureConfig:
     missing_kind: str = "both"
     gap_length: float = 5.0
     clean: float = 0.0                           # probability of a sample without noise or missing readings
+    fmri_noise: tuple[float, float] = (0.0, 0.0)  # the fMRI-like family's own noise (std relative to each BOLD series'
+                                                 # std, as NetSim's thermal noise), drawn per group before `noise`
+
+    def to_dict(self) -> dict:
+        "The config as run.json and the cache's name hold it; without `fmri_noise` where it is (0, 0), as before it existed"
+        d = asdict(self)
+        if tuple(d["fmri_noise"]) == (0.0, 0.0): del d["fmri_noise"]
+        return d
 
     def __post_init__(self):
         unknown = [s for s in self.systems if s not in OBSERVED_FEATURES]
@@ -973,6 +981,7 @@ class MixtureConfig:
         _check_range("in_degree", self.in_degree, 0.0)
         _check_range("step_scale", self.step_scale, 1e-3)
         _check_range("noise", self.noise, 0.0)
+        _check_range("fmri_noise", self.fmri_noise, 0.0)
         _check_range("missing_rate", self.missing_rate, 0.0, 0.999)
         if not 0.0 <= self.clean <= 1.0: raise ValueError(f"clean must be a probability in [0, 1], got {self.clean}")
         if self.batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
@@ -1009,7 +1018,8 @@ def _group_config(system: str, n: int, t: int, cfg: MixtureConfig, rng: np.rando
     if system in ("var_nonlinear", "maps", "var_lagged", "additive"):   # discrete in time: one step is one lag
         return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density), 1.0
     tr = 0.1 * max(1, round(15 * scale))                                   # fmri: 1.5 s x scale, whole 0.1 s steps
-    return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, fmri_tr=tr, fmri_noise=0.0), tr
+    noise = rng.uniform(*cfg.fmri_noise) if cfg.fmri_noise[1] > 0 else 0.0  # no draw by default: groups as before
+    return SimConfig(system, n_nodes=n, n_steps=t, edge_prob=density, fmri_tr=tr, fmri_noise=noise), tr
 
 def simulate_mixture(cfg: MixtureConfig, n_groups: int, seed: int, start: int = 0) -> list[dict]:
     """`n_groups` training batches of the mixture `cfg`, reproducible from `seed`

@@ -1455,7 +1455,7 @@ def _simulate_side_by_side(cfg: MixtureConfig, n_groups: int, seed: int, workers
 def _mixture_file(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir) -> Path:
     "Where the groups of a mixture are cached: named by a hash of the config, the seed and the number of groups"
     import hashlib
-    key = hashlib.sha1(json.dumps(asdict(cfg), sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha1(json.dumps(cfg.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
     return Path(cache_dir) / f"mixture_{key}_seed{seed}_groups{n_groups}.npz"
 
 def mixture_groups(cfg: MixtureConfig, n_groups: int, seed: int, cache_dir=None, workers: int = 1) -> list[dict]:
@@ -1505,7 +1505,7 @@ def train_mixture(out_dir=None, mixture: MixtureConfig | None = None, n_groups: 
     model_cfg = ACDConfig(**{**GENERAL_MODEL, "max_window": max_steps, **({"min_window": short_steps} if short_steps else {}),
                              **(model or {})})  # longer: read in windows
     train_cfg = TrainConfig(**{**GENERAL_TRAIN, "seed": seed, **(train or {})})
-    data = {"mixture": asdict(mixture), "n_groups": n_groups, "n_valid_groups": n_valid_groups, "data_seed": data_seed,
+    data = {"mixture": mixture.to_dict(), "n_groups": n_groups, "n_valid_groups": n_valid_groups, "data_seed": data_seed,
             "valid_seed": valid_seed, "max_steps": max_steps, **({"leave_out": list(leave_out)} if leave_out else {}),
             **({"features": features} if features else {}), **({"short_steps": short_steps} if short_steps else {})}
     data = json.loads(json.dumps(data))  # as run.json holds it (lists, not tuples): a resumed run compares equal

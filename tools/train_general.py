@@ -40,11 +40,14 @@ if __name__ == "__main__":
                    help="the simulated recordings' lengths, LOW,HIGH (MixtureConfig.n_steps)")
     p.add_argument("--max-steps", type=int, default=MAX_STEPS,
                    help="groups cut to their first MAX_STEPS steps; the model's max_window (longer recordings are read in windows)")
+    p.add_argument("--fmri-noise", help="the fMRI-like family's own noise, LOW,HIGH (MixtureConfig.fmri_noise; default none)")
     p.add_argument("--short-steps", type=int,
                    help="every other group cut to SHORT_STEPS steps instead; the model's min_window (train_mixture's short_steps)")
     args = p.parse_args()
     torch.set_num_threads(1)
-    res = train_mixture(args.out, MixtureConfig(**{**MIXTURE, "n_steps": tuple(int(t) for t in args.steps.split(","))},
+    res = train_mixture(args.out, MixtureConfig(**{**MIXTURE, "n_steps": tuple(int(t) for t in args.steps.split(",")),
+                                                       **({"fmri_noise": tuple(float(v) for v in args.fmri_noise.split(","))}
+                                                          if args.fmri_noise else {})},
                                                       systems=tuple(args.systems.split(","))), n_groups=args.groups, n_valid_groups=args.valid_groups,
                         max_steps=args.max_steps, short_steps=args.short_steps, cache_dir=args.cache, init=args.init,
                         model={**({"evidence": True} if args.evidence else {}),
