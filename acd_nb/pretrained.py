@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import warnings
 from dataclasses import asdict, dataclass
+from types import SimpleNamespace
 from typing import Callable, NamedTuple
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +27,7 @@ from .core import atomic_folder, check_series, to_json_safe
 from .data import Normalizer, feature_stats, fill_missing, missing_mask
 from .infer import encoder_window, infer, window_sizes, window_starts
 from .metrics import edge_auroc, format_ci
-from .model import ACD
+from .model import ACD, ACDConfig
 from .sims import SimConfig, add_observation_noise, kuramoto_phase, kuramoto_phases, scale_omega, simulate
 from .train import load_checkpoint, save_checkpoint
 
@@ -617,7 +618,8 @@ def _reading(model: dict) -> str:
         return (f"A recording longer than {longest} steps, the longest it was trained on, is read in windows of {longest} "
                 f"steps, {longest // 2} apart, and of {2 * longest} (whole up to that), the mean edge probabilities of the "
                 "two sizes averaged. ")
-    sizes = [model["min_window"] * 2 ** k for k in range(8) if model["min_window"] * 2 ** k <= 2 * longest]
+    reader = SimpleNamespace(cfg=ACDConfig.from_dict(model))  # the sizes `window_sizes` reads a very long recording in
+    sizes = [size for size, _ in window_sizes(reader, 10 ** 9)]
     return (f"Trained on recordings up to {longest} steps, every other batch cut to {sizes[0]}: a recording longer than "
             f"{sizes[0]} steps is read in windows of {', '.join(map(str, sizes))} steps, each size's half its length apart, "
             f"and whole up to {2 * longest} steps, the mean edge probabilities of the sizes averaged. ")
